@@ -1,0 +1,218 @@
+# The match record: events in the interchange form of shared/spec/events.md.
+#
+# Pure and MicroPython-compatible: no I/O. `parse_line` turns one JSON line into an
+# event dict or a reason; `check_event` validates the keys and types of one event; the
+# `dumps_*` helpers write JSON with a fixed key order so CPython and MicroPython print
+# byte-identical verdicts (MicroPython dicts do not keep insertion order).
+import json
+
+PLAYERS = ("A", "B")
+MAX_LINE_BYTES = 4096          # a longer line is rejected unread (a record line is < 200 bytes)
+MAX_AMOUNT = 1000000000        # |LP change|, LP total and judge fix bound: a 31-bit small int on boards
+MAX_T_MS = 100000000000        # about 27 hours either side of the round start
+KINDS = ("swiss", "elimination")
+PENALTY_KINDS = ("caution", "warning", "duel_loss", "match_loss", "dq", "dq_prizes")
+
+
+class RecordError(Exception):
+    """The input is not a match record at all (replay exits non-zero)."""
+
+
+def _is_int(v):
+    # bool is not an int here (CPython makes it a subclass; MicroPython does not).
+    return type(v) is int
+
+
+def _player(ev, key):
+    v = ev.get(key)
+    if v is None:
+        return "missing '%s'" % key
+    if v not in PLAYERS:
+        return "'%s' must be A or B" % key
+    return None
+
+
+def _str(ev, key, required=True):
+    v = ev.get(key)
+    if v is None:
+        return ("missing '%s'" % key) if required else None
+    if type(v) is not str or not v:
+        return "'%s' must be a non-empty string" % key
+    return None
+
+
+def _lp(ev):
+    seen = False
+    for p in PLAYERS:
+        v = ev.get(p)
+        if v is None:
+            continue
+        if not _is_int(v):
+            return "'%s' must be an integer" % p
+        if v == 0:
+            return "'%s' must not be 0" % p
+        if v > MAX_AMOUNT or v < -MAX_AMOUNT:
+            return "'%s' out of range" % p
+        seen = True
+    if not seen:
+        return "lp needs 'A' and/or 'B'"
+    cost = ev.get("cost")
+    if cost is not None and type(cost) is not bool:
+        return "'cost' must be true or false"
+    return _by(ev)
+
+
+def _by(ev):
+    # Optional: who keyed the entry in (the device writes it; the sheet shows it).
+    v = ev.get("by")
+    if v is not None and v not in ("A", "B", "judge"):
+        return "'by' must be A, B or judge"
+    return None
+
+
+def _nothing(ev):
+    return None
+
+
+def _duel_start(ev):
+    return _player(ev, "first")
+
+
+def _duel_end(ev):
+    if ev.get("winner") not in ("A", "B", "draw"):
+        return "'winner' must be A, B or draw"
+    return None
+
+
+def _p(ev):
+    return _player(ev, "p")
+
+
+def _penalty(ev):
+    why = _player(ev, "p")
+    if why:
+        return why
+    if ev.get("kind") not in PENALTY_KINDS:
+        return "'kind' must be one of " + ", ".join(PENALTY_KINDS)
+    return _str(ev, "code") or _str(ev, "judge", False)
+
+
+def _judge_fix(ev):
+    why = _player(ev, "p")
+    if why:
+        return why
+    v = ev.get("lp")
+    if not _is_int(v):
+        return "'lp' must be an integer"
+    if v < 0 or v > MAX_AMOUNT:
+        return "'lp' out of range"
+    return None
+
+
+def _judge_void(ev):
+    return _player(ev, "p") or _str(ev, "code")
+
+
+def _round_start(ev):
+    if not _is_int(ev.get("round")) or ev["round"] < 0:
+        return "'round' must be a non-negative integer"
+    if ev.get("kind") not in KINDS:
+        return "'kind' must be swiss or elimination"
+    for key, low, high in (("limit_s", 1, 86400), ("cap_s", 0, 86400), ("extra_turns", 0, 20)):
+        v = ev.get(key)
+        if v is not None and (not _is_int(v) or v < low or v > high):
+            return "'%s' must be an integer from %d to %d" % (key, low, high)
+    v = ev.get("seating")
+    if v is not None and type(v) is not bool:
+        return "'seating' must be true or false"
+    return None
+
+
+# ev name -> key checker. Adding an event means a line here and a handler in match.py.
+CHECKS = {
+    "round_start": _round_start,
+    "seated": _p,
+    "duel_start": _duel_start,
+    "lp": _lp,
+    "undo": _nothing,
+    "turn_end": _nothing,
+    "duel_end": _duel_end,
+    "surrender": _p,
+    "penalty": _penalty,
+    "judge_fix": _judge_fix,
+    "judge_void": _judge_void,
+    "tick": _nothing,
+}
+
+
+def check_event(ev):
+    """None if `ev` is a well-formed event, else a short reason. Rules are match.py's job."""
+    if type(ev) is not dict:
+        return "not a JSON object"
+    t = ev.get("t")
+    if not _is_int(t):
+        return "'t' must be an integer (ms)"
+    if t > MAX_T_MS or t < -MAX_T_MS:
+        return "'t' out of range"
+    name = ev.get("ev")
+    if type(name) is not str:
+        return "missing 'ev'"
+    check = CHECKS.get(name)
+    if check is None:
+        return "unknown event '%s'" % name[:40]
+    return check(ev)
+
+
+def parse_line(line):
+    """(event, None) or (None, reason) for one line (str or bytes) of a record."""
+    if len(line) > MAX_LINE_BYTES:
+        return None, "line longer than %d bytes" % MAX_LINE_BYTES
+    try:
+        ev = json.loads(line)
+    except (ValueError, UnicodeError):
+        return None, "not JSON"
+    why = check_event(ev)
+    if why:
+        return None, why
+    return ev, None
+
+
+# --- JSON out, fixed key order -------------------------------------------------------
+
+def _q(s):
+    return json.dumps(s)
+
+
+def dumps_obj(pairs):
+    """JSON object from (key, already-encoded value) pairs, in that order."""
+    return "{" + ", ".join(_q(k) + ": " + v for k, v in pairs) + "}"
+
+
+def dumps_list(items):
+    return "[" + ", ".join(items) + "]"
+
+
+def dumps_ab(d):
+    return dumps_obj((("A", str(d["A"])), ("B", str(d["B"]))))
+
+
+def dumps_event(ev):
+    """An event in the interchange form: t and ev first, then the other keys sorted."""
+    pairs = [("t", str(ev["t"])), ("ev", _q(ev["ev"]))]
+    for k in sorted(ev):
+        if k != "t" and k != "ev":
+            pairs.append((k, json.dumps(ev[k])))
+    return dumps_obj(pairs)
+
+
+def dumps_verdict(v, rejected):
+    """The verdict of events.md as one JSON line. `v` is Match.verdict(); `rejected`
+    a list of (index, why)."""
+    duels = dumps_list([dumps_obj((("winner", _q(d["winner"])), ("by", _q(d["by"])))) for d in v["duels"]])
+    pens = dumps_list([dumps_obj((("p", _q(x["p"])), ("kind", _q(x["kind"])), ("code", _q(x["code"]))))
+                       for x in v["penalties"]])
+    rej = dumps_list([dumps_obj((("index", str(i)), ("why", _q(w)))) for i, w in rejected])
+    return dumps_obj((
+        ("result", _q(v["result"])), ("wins", dumps_ab(v["wins"])), ("duels", duels),
+        ("phase", _q(v["phase"])), ("lp", dumps_ab(v["lp"])), ("penalties", pens),
+        ("rejected", rej)))

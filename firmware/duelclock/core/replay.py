@@ -1,0 +1,47 @@
+# Replay: lines of a match record in, the match and its rejections out. Pure: the caller
+# reads the file (or the journal) and feeds lines; see duelclock/replay.py for the CLI.
+from duelclock.core.record import RecordError, parse_line, check_event, dumps_verdict
+from duelclock.core.match import Match
+
+
+class Replay:
+    """Feed the lines of one record in order. The first event must be a valid
+    round_start, else RecordError (the input is not a match record). Every later line
+    that is not a well-formed event, or that the rules refuse, lands in `rejected`
+    as (index, why) and changes nothing."""
+
+    def __init__(self, on_note=None):
+        self.on_note = on_note
+        self.match = None
+        self.rejected = []
+        self.count = 0            # events seen (blank lines are not events)
+
+    def feed(self, line):
+        """One line (bytes or str; None stands for a line too long to read)."""
+        if line is not None and not line.strip():
+            return
+        index = self.count
+        self.count += 1
+        if line is None:
+            ev, why = None, "line too long"
+        else:
+            ev, why = parse_line(line)
+        if self.match is None:
+            self._first(ev, why)
+            return
+        if why is None:
+            why = self.match.apply(ev)
+        if why is not None:
+            self.rejected.append((index, why))
+
+    def _first(self, ev, why):
+        if ev is None:
+            raise RecordError("not a match record: first line: " + why)
+        if ev["ev"] != "round_start":
+            raise RecordError("not a match record: the first event must be round_start")
+        self.match = Match(ev, self.on_note)
+
+    def verdict_json(self):
+        if self.match is None:
+            raise RecordError("not a match record: no events")
+        return dumps_verdict(self.match.verdict(), self.rejected)

@@ -1,0 +1,1 @@
+# duelclock_desk: the judges' desk (CLI, links, store, dashboard). CPython only.

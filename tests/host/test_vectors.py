@@ -1,0 +1,26 @@
+"""shared/spec/vectors through both replay commands, with the spec's own checker."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import SHARED
+from tests.host.upy import UPY, upy_path
+
+CHECKER = os.path.join(SHARED, "spec", "check_vectors.py")
+BIN = os.path.dirname(sys.executable)
+
+COMMANDS = {
+    "cpython": [os.path.join(BIN, "duelclock"), "replay"],
+    "micropython": ["env", "MICROPYPATH=" + upy_path(), UPY, "-m", "duelclock.replay"],
+}
+
+
+@pytest.mark.parametrize("impl", sorted(COMMANDS))
+def test_shared_vectors(impl):
+    assert os.path.exists(CHECKER), "shared/ not found beside the repo (set DUELCLOCK_SHARED)"
+    r = subprocess.run([sys.executable, CHECKER, "--"] + COMMANDS[impl],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert " 0 failed" in r.stdout
