@@ -41,9 +41,9 @@ def read_lines(f):
         yield part
 
 
-def replay_file(path, on_note=None):
+def replay_file(path, with_sheet=False):
     """The finished Replay of the record at `path` (RecordError if it is not one)."""
-    r = Replay(on_note)
+    r = Replay(with_sheet)
     with open(path, "rb") as f:
         for line in read_lines(f):
             r.feed(line)

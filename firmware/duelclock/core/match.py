@@ -67,6 +67,9 @@ class Match:
         self.cap_ms = start.get("cap_s", 1800) * 1000
         self.extra_turns = start.get("extra_turns", 1)
         self.seating = start.get("seating", False) is True
+        # ID makes the 3rd same warning a duel loss and reserves match loss and DQ for the
+        # head judge (ID B, D-F); KR leaves both to the judge's discretion (KR penalty 2).
+        self.rules = start.get("rules", "ID")
         self.on_note = on_note
         self._notes = []
         self.now_ms = None
@@ -326,9 +329,10 @@ class Match:
 
     def _ev_penalty(self, ev, t):
         p, kind, code = ev["p"], ev["kind"], ev["code"]
-        if kind in HEAD_ONLY and ev.get("judge") == "floor" and code != "tardiness":
+        head_only = self.rules == "ID" and kind in HEAD_ONLY and code != "tardiness"
+        if head_only and ev.get("judge") == "floor":
             return "only the head judge may give " + kind
-        if kind == "warning" and self.warnings(p, code) >= 2:
+        if kind == "warning" and self.rules == "ID" and self.warnings(p, code) >= 2:
             kind = "duel_loss"                       # ID B: 3rd warning of the same code
         self.undo_to = None
         self._add_penalty(t, p, kind, code, False, ev["kind"] != kind)

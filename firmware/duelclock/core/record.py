@@ -11,6 +11,7 @@ MAX_LINE_BYTES = 4096          # a longer line is rejected unread (a record line
 MAX_AMOUNT = 1000000000        # |LP change|, LP total and judge fix bound: a 31-bit small int on boards
 MAX_T_MS = 100000000000        # about 27 hours either side of the round start
 KINDS = ("swiss", "elimination")
+RULE_SETS = ("ID", "KR")       # penalty guideline in force: Indonesian (default) or Korean
 PENALTY_KINDS = ("caution", "warning", "duel_loss", "match_loss", "dq", "dq_prizes")
 
 
@@ -125,6 +126,8 @@ def _round_start(ev):
     v = ev.get("seating")
     if v is not None and type(v) is not bool:
         return "'seating' must be true or false"
+    if ev.get("rules", "ID") not in RULE_SETS:
+        return "'rules' must be ID or KR"
     return None
 
 

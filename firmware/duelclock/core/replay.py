@@ -10,8 +10,9 @@ class Replay:
     that is not a well-formed event, or that the rules refuse, lands in `rejected`
     as (index, why) and changes nothing."""
 
-    def __init__(self, on_note=None):
-        self.on_note = on_note
+    def __init__(self, with_sheet=False):
+        self.with_sheet = with_sheet
+        self.sheet = None         # core.sheet.Sheet, when asked for
         self.match = None
         self.rejected = []
         self.count = 0            # events seen (blank lines are not events)
@@ -39,7 +40,12 @@ class Replay:
             raise RecordError("not a match record: first line: " + why)
         if ev["ev"] != "round_start":
             raise RecordError("not a match record: the first event must be round_start")
-        self.match = Match(ev, self.on_note)
+        on_note = None
+        if self.with_sheet:
+            from duelclock.core.sheet import Sheet
+            self.sheet = Sheet(ev)
+            on_note = self.sheet.note
+        self.match = Match(ev, on_note)
 
     def verdict_json(self):
         if self.match is None:

@@ -1,0 +1,22 @@
+"""`duelclock sheet FILE [--html OUT]`: the written-style LP sheet of a match record."""
+import sys
+
+from duelclock.core.record import RecordError
+from duelclock.core.sheet import render_text
+from duelclock.replay import replay_file
+from duelclock_desk.sheet_html import render_html
+
+
+def run(path, html_out=None):
+    try:
+        r = replay_file(path, with_sheet=True)
+    except (RecordError, OSError) as e:
+        sys.stderr.write("sheet: %s\n" % e)
+        return 2
+    if html_out:
+        with open(html_out, "w", encoding="utf-8") as f:
+            f.write(render_html(r.sheet, r.match.verdict(), title=path))
+        print("wrote", html_out)
+    else:
+        sys.stdout.write(render_text(r.sheet))
+    return 0
