@@ -210,3 +210,24 @@ def test_an_extra_duel_started_before_time_keeps_its_four_turns():
     ok(m, 42 * MIN, "duel_start", first="B")
     ok(m, LIMIT + 1, "turn_end")
     assert v(m, "phase") == "extra_duel"
+
+
+def test_an_extension_moves_the_limit_until_time_is_called():
+    m = new()
+    ok(m, MIN, "duel_start", first="A")
+    ok(m, 10 * MIN, "extend", ms=3 * MIN)
+    ok(m, LIMIT + MIN, "tick")
+    assert v(m, "phase") == "duel"
+    ok(m, LIMIT + 3 * MIN, "tick")
+    assert v(m, "result") == "double_loss"
+    m = new()
+    ok(m, LIMIT, "tick")
+    assert no(m, LIMIT, "extend", ms=60000) == "the match is over"
+
+
+def test_check_answers_without_changing_anything():
+    m = new()
+    ok(m, MIN, "duel_start", first="A")
+    assert m.check({"t": LIMIT, "ev": "lp", "A": -1}) == "the match is over"
+    assert m.check({"t": 2 * MIN, "ev": "lp", "A": -1}) is None
+    assert v(m, "lp") == {"A": 8000, "B": 8000} and m.now_ms == MIN and m.notes[-1][1] == "duel"

@@ -122,6 +122,17 @@ class Match:
                 self.on_note(n[0], n[1], n[2])
         return None
 
+    def check(self, ev):
+        """Would `ev` be applied? The reason it would not, or None. Changes nothing: the
+        board asks first, journals the event, and only then applies it."""
+        saved, on_note = self._snapshot(), self.on_note
+        self.on_note = None
+        why = self.apply(ev)
+        self._restore(saved)
+        self.on_note = on_note
+        self._notes = []
+        return why
+
     def advance_to(self, t):
         """Let time pass to `t` without an event (a `tick`); False if t is in the past."""
         return self.apply({"t": t, "ev": "tick"}) is None
@@ -229,6 +240,15 @@ class Match:
 
     def _ev_round_start(self, ev, t):
         return "the round has already started"
+
+    def _ev_extend(self, ev, t):
+        # A time extension (desk command, or a pause given back at resume): the limit
+        # moves, the cap stays counted from the new limit. Not once time has been called.
+        if self.time_called:
+            return "time has already been called"
+        self.limit_ms += ev["ms"]
+        self._note(t, "extend", ev["ms"])
+        return None
 
     def _ev_seated(self, ev, t):
         p = ev["p"]

@@ -114,6 +114,13 @@ def _judge_void(ev):
     return _player(ev, "p") or _str(ev, "code")
 
 
+def _extend(ev):
+    v = ev.get("ms")
+    if not _is_int(v) or v < 1000 or v > 3600000:
+        return "'ms' must be an integer from 1000 to 3600000"
+    return None
+
+
 def _round_start(ev):
     if not _is_int(ev.get("round")) or ev["round"] < 0:
         return "'round' must be a non-negative integer"
@@ -145,6 +152,7 @@ CHECKS = {
     "judge_fix": _judge_fix,
     "judge_void": _judge_void,
     "tick": _nothing,
+    "extend": _extend,        # not in events.md: a desk-signed time extension (docs/protocol.md)
 }
 
 

@@ -9,6 +9,7 @@
 #   ("fix", t, turn, turn_player, p, lp_before, lp_after)
 #   ("turn", t, turn, turn_player, turn_ms)
 #   ("mark", t, what, k, n)        what: time | extra_turn (k of n) | sudden_death | cap
+#                                  | extend (k ms)
 #   ("seated", t, p)
 #   ("penalty", t, p, kind, code, auto, escalated)
 #   ("void", t, p, kind, code)
@@ -76,6 +77,8 @@ class Sheet:
             self._add(("mark", t, "extra_turn", d[0], d[1]))
         elif kind in ("time", "sudden_death", "cap"):
             self._add(("mark", t, kind, 0, 0))
+        elif kind == "extend":
+            self._add(("mark", t, "extend", d, 0))
         elif kind == "seated":
             self._add(("seated", t, d))
         elif kind == "penalty":
@@ -118,6 +121,8 @@ def describe(row):
             return "EXTRA TURN %d/%d" % (row[3], row[4])
         if row[2] == "sudden_death":
             return "SUDDEN DEATH"
+        if row[2] == "extend":
+            return "TIME EXTENDED +" + clock(row[3])
         return "30:00 PAST TIME: MATCH OVER"
     if k == "seated":
         return "%s seated" % row[2]

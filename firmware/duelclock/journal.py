@@ -1,0 +1,328 @@
+# The table's journal: the match record on flash, one event per append, safe across
+# power loss. I/O at the edge (files); the core never sees it. Runs on MicroPython
+# (littlefs on a board, any filesystem on the unix port) and on CPython.
+#
+# Layout under `root` (the caller mounts the filesystem; the directory is the index,
+# so there is no index file to tear):
+#   m<id>.jsonl  one match; ids count up from 1 and the highest is the current match
+#   m<id>.got    the desk has collected the first N bytes of m<id> (N in ASCII)
+# A match is collected while its .got covers its whole file. The current match and
+# every uncollected match are never deleted; the oldest collected ones are deleted
+# when space runs low (start_match, or an append that hits ENOSPC).
+#
+# A record is the event in the interchange form, a tab, the CRC32 of those bytes as 8
+# hex digits, and a newline:
+#   {"t": 60000, "ev": "duel_start", "first": "A"}<TAB>5be9bd43
+# The JSON never holds a raw tab or newline, so a record that is torn (no newline at the
+# end of the file) or damaged (CRC wrong) is found by reading the line alone.
+#
+# Reading policy (recover, export): a torn record is dropped; a damaged record anywhere
+# (a bit flip) is skipped, counted with its line number, and reading goes on, so one bad
+# record never hides the ones after it. A record that follows a torn tail is written
+# after a seal (a TAB "~" line end) so the torn bytes end as their own line, counted as
+# torn, and the new record stays whole.
+#
+# Each append opens the file in append mode, writes, flushes (fsyncs where os has it)
+# and closes it explicitly before returning: the caller confirms on screen only after
+# append returned. littlefs commits a file at flush/close, so a power cut leaves the
+# file as it was before or after the append. Files are never left to the garbage
+# collector (toolchain.md, the littlefs trap); readers reopen the file for each chunk,
+# so an abandoned export generator holds no file open.
+import os
+from binascii import crc32
+
+from duelclock.core.record import dumps_event, MAX_LINE_BYTES
+
+ENOSPC = 28                      # POSIX and littlefs; MicroPython's errno lacks the name
+CHUNK_BYTES = 512
+TAIL_BYTES = 10                  # TAB, 8 hex digits, newline
+SEAL = b"\t~\n"                  # ends a torn line before the next record
+HEX = b"0123456789abcdef"
+RESERVE_BYTES = 49152            # free space start_match makes room for (a long match ~ 40 KB)
+_fsync = getattr(os, "fsync", None)
+
+
+class JournalFull(Exception):
+    """No room for the event even after deleting every collected match. The event is
+    not written; `uncollected` lists the match ids the desk still has to collect."""
+
+    def __init__(self, uncollected):
+        Exception.__init__(self, "journal full: %d match(es) not collected by the desk"
+                           % len(uncollected))
+        self.uncollected = uncollected
+
+
+class Recovery:
+    """What a read found: `good` records handed over, and `dropped` as (line number
+    from 1, why) for each record left out; `torn` and `corrupt` count them by kind."""
+
+    def __init__(self, match_id):
+        self.match_id = match_id
+        self.good = 0
+        self.torn = 0
+        self.corrupt = 0
+        self.dropped = []
+
+    def _drop(self, line_no, why):
+        if why == "torn":
+            self.torn += 1
+        else:
+            self.corrupt += 1
+        self.dropped.append((line_no, why))
+
+
+def _hex8(buf, at, crc):
+    # Writes crc as 8 lowercase hex digits into buf[at:at + 8], allocation-free
+    # (16-bit halves stay small ints on a 32-bit board).
+    hi = crc >> 16
+    lo = crc & 0xFFFF
+    for i in range(4):
+        buf[at + 3 - i] = HEX[hi & 15]
+        buf[at + 7 - i] = HEX[lo & 15]
+        hi >>= 4
+        lo >>= 4
+
+
+def _why_bad(line, ended, scratch):
+    """None for a good record line (no newline), else why it is dropped."""
+    if line is None:
+        return "too long"
+    if not ended or line.endswith(SEAL[:2]):
+        return "torn"
+    if len(line) <= 9 or line[-9] != 9:
+        return "no crc"
+    _hex8(scratch, 0, crc32(line[:-9]))
+    if scratch != line[-8:]:
+        return "crc mismatch"
+    return None
+
+
+def _read_lines(path, end):
+    """Yield (line, ended) for the lines in the first `end` bytes of the file at `path`,
+    without newlines; ended is False for an unterminated last line; line is None for a
+    line longer than any record. The file is closed before each yield."""
+    pos = 0
+    part = b""
+    too_long = False
+    while pos < end:
+        f = open(path, "rb")
+        try:
+            f.seek(pos)
+            chunk = f.read(min(CHUNK_BYTES, end - pos))
+        finally:
+            f.close()
+        if not chunk:
+            break
+        pos += len(chunk)
+        start = 0
+        while True:
+            nl = chunk.find(b"\n", start)
+            if nl < 0:
+                break
+            yield (None if too_long else part + chunk[start:nl]), True
+            part = b""
+            too_long = False
+            start = nl + 1
+        if not too_long:
+            part += chunk[start:]
+            if len(part) > MAX_LINE_BYTES + TAIL_BYTES:
+                part = b""
+                too_long = True
+    if too_long or part:
+        yield (None if too_long else part), False
+
+
+class Journal:
+    def __init__(self, root, reserve_bytes=RESERVE_BYTES):
+        """`root`: a directory on a mounted filesystem (made if missing)."""
+        self.root = root
+        self.reserve_bytes = reserve_bytes
+        self.current = None       # id of the match appends go to
+        self._path = None
+        self._size = 0            # bytes in the current match file
+        self._torn = False        # the current file ends in a torn record
+        self._tail = bytearray(b"\t00000000\n")
+        try:
+            os.mkdir(root)
+        except OSError:
+            pass                  # exists (a missing parent shows at first use)
+
+    def _file(self, match_id, ext=".jsonl"):
+        return "%s/m%d%s" % (self.root, match_id, ext)
+
+    # --- the index -------------------------------------------------------------------
+
+    def matches(self):
+        """[(match_id, size_bytes, collected)] oldest first."""
+        out = []
+        for name in os.listdir(self.root):
+            if name[0] == "m" and name.endswith(".jsonl") and name[1:-6].isdigit():
+                mid = int(name[1:-6])
+                size = self.size_bytes(mid)
+                out.append((mid, size, self._got_bytes(mid) >= size))
+        out.sort()
+        return out
+
+    def size_bytes(self, match_id):
+        return os.stat(self._file(match_id))[6]
+
+    def _got_bytes(self, match_id):
+        # -1 when the desk has collected nothing (or the mark is unreadable).
+        try:
+            f = open(self._file(match_id, ".got"), "rb")
+            try:
+                return int(f.read(12))
+            finally:
+                f.close()
+        except (OSError, ValueError):
+            return -1
+
+    def mark_collected(self, match_id, upto_bytes=None):
+        """The desk holds the first `upto_bytes` (default: all) of the match. For the
+        live match pass the size_bytes() read before export(), so an event appended
+        meanwhile is not marked collected."""
+        if upto_bytes is None:
+            upto_bytes = self.size_bytes(match_id)
+        f = open(self._file(match_id, ".got"), "wb")
+        try:
+            f.write(b"%d" % upto_bytes)
+        finally:
+            f.close()
+
+    def free_bytes(self):
+        """Free bytes on the journal's filesystem, None where os has no statvfs."""
+        statvfs = getattr(os, "statvfs", None)
+        if statvfs is None:
+            return None
+        s = statvfs(self.root)
+        return s[1] * s[4]        # f_frsize * f_bavail
+
+    def rotate(self, min_free_bytes):
+        """Delete the oldest collected matches (never the current one) until
+        `min_free_bytes` are free or none is left; returns how many were deleted."""
+        deleted = 0
+        while True:
+            free = self.free_bytes()
+            if free is None or free >= min_free_bytes or not self._drop_oldest_collected():
+                return deleted
+            deleted += 1
+
+    def _drop_oldest_collected(self):
+        for mid, size, collected in self.matches():
+            if collected and mid != self.current:
+                # The mark goes first: a cut in between leaves an uncollected match, which
+                # the desk collects again, never a mark that would cover a new file.
+                os.remove(self._file(mid, ".got"))
+                os.remove(self._file(mid))
+                return True
+        return False
+
+    # --- writing ---------------------------------------------------------------------
+
+    def start_match(self, round_start):
+        """Open a new match whose first record is `round_start` (a checked event) and
+        make it current; returns its id. Makes room first (rotate). An empty newest
+        file (a start cut short by power loss) is reused."""
+        index = self.matches()
+        mid = 1
+        if index:
+            mid = index[-1][0] + (0 if index[-1][1] == 0 else 1)
+        self.rotate(self.reserve_bytes)
+        self.current = mid
+        self._path = self._file(mid)
+        self._size = 0
+        self._torn = False
+        self.append(round_start)
+        return mid
+
+    def append(self, ev):
+        """Write one checked event to the current match, durably, before returning.
+        JournalFull when flash is exhausted and nothing collected is left to delete;
+        the event is then not in the record. Other OSErrors (EIO) propagate."""
+        if self.current is None:
+            raise ValueError("no current match: recover() or start_match() first")
+        data = dumps_event(ev).encode()
+        if len(data) > MAX_LINE_BYTES:
+            raise ValueError("event longer than %d bytes" % MAX_LINE_BYTES)
+        _hex8(self._tail, 1, crc32(data))
+        while True:
+            try:
+                self._write(data)
+                return
+            except OSError as e:
+                self._read_tail()     # what did the failed write leave behind?
+                if e.args[0] != ENOSPC:
+                    raise
+            if not self._drop_oldest_collected():
+                raise JournalFull([m[0] for m in self.matches() if not m[2]])
+
+    def _write(self, data):
+        f = open(self._path, "ab")
+        try:
+            if self._torn:
+                f.write(SEAL)
+            f.write(data)
+            f.write(self._tail)
+            f.flush()
+            if _fsync:
+                _fsync(f.fileno())
+        finally:
+            f.close()
+        self._size += len(data) + TAIL_BYTES + (len(SEAL) if self._torn else 0)
+        self._torn = False
+
+    def _read_tail(self):
+        # Size and torn state of the current file from the file itself.
+        try:
+            self._size = self.size_bytes(self.current)
+        except OSError:
+            self._size = 0        # not created: the next write starts it afresh
+            self._torn = False
+            return
+        if self._size == 0:
+            self._torn = False
+            return
+        f = open(self._path, "rb")
+        try:
+            f.seek(self._size - 1)
+            self._torn = f.read(1) != b"\n"
+        finally:
+            f.close()
+
+    # --- reading ---------------------------------------------------------------------
+
+    def recover(self, on_line):
+        """Boot: make the newest match current and hand each good record's interchange
+        line (bytes, no newline) to `on_line` in order, e.g. Replay.feed. Returns a
+        Recovery (match_id None when there is no match yet)."""
+        index = self.matches()
+        if not index:
+            return Recovery(None)
+        self.current = index[-1][0]
+        self._path = self._file(self.current)
+        self._read_tail()
+        report = Recovery(self.current)
+        for line in self._records(self._path, self._size, report):
+            on_line(line)
+        return report
+
+    def export(self, match_id, upto_bytes=None, report=None):
+        """Yield the interchange lines (bytes, no newline) of the match's good records
+        in the first `upto_bytes` (default: all); a Recovery passed as `report` counts
+        what was left out."""
+        if upto_bytes is None:
+            upto_bytes = self.size_bytes(match_id)
+        return self._records(self._file(match_id), upto_bytes,
+                             report if report is not None else Recovery(match_id))
+
+    def _records(self, path, end, report):
+        scratch = bytearray(8)
+        line_no = 0
+        for line, ended in _read_lines(path, end):
+            line_no += 1
+            why = _why_bad(line, ended, scratch)
+            if why is None:
+                report.good += 1
+                yield line[:-9]
+            else:
+                report._drop(line_no, why)

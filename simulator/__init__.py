@@ -1,0 +1,1 @@
+# The simulator: runs the real firmware on a PC (see README).
