@@ -37,6 +37,7 @@ ENOSPC = 28                      # POSIX and littlefs; MicroPython's errno lacks
 CHUNK_BYTES = 512
 TAIL_BYTES = 10                  # TAB, 8 hex digits, newline
 SEAL = b"\t~\n"                  # ends a torn line before the next record
+SEALED = SEAL[:2]                # ...so the torn line reads as ending in this
 HEX = b"0123456789abcdef"
 RESERVE_BYTES = 49152            # free space start_match makes room for (a long match ~ 40 KB)
 _fsync = getattr(os, "fsync", None)
@@ -63,7 +64,7 @@ class Recovery:
         self.corrupt = 0
         self.dropped = []
 
-    def _drop(self, line_no, why):
+    def drop(self, line_no, why):
         if why == "torn":
             self.torn += 1
         else:
@@ -87,7 +88,7 @@ def _why_bad(line, ended, scratch):
     """None for a good record line (no newline), else why it is dropped."""
     if line is None:
         return "too long"
-    if not ended or line.endswith(SEAL[:2]):
+    if not ended or line.endswith(SEALED):
         return "torn"
     if len(line) <= 9 or line[-9] != 9:
         return "no crc"
@@ -222,7 +223,8 @@ class Journal:
     def start_match(self, round_start):
         """Open a new match whose first record is `round_start` (a checked event) and
         make it current; returns its id. Makes room first (rotate). An empty newest
-        file (a start cut short by power loss) is reused."""
+        file (a start cut short by power loss) is reused. If the append fails, there
+        is no current match (the error propagates)."""
         index = self.matches()
         mid = 1
         if index:
@@ -232,7 +234,11 @@ class Journal:
         self._path = self._file(mid)
         self._size = 0
         self._torn = False
-        self.append(round_start)
+        try:
+            self.append(round_start)
+        except Exception:
+            self.current = None   # no match without its round_start: start again
+            raise
         return mid
 
     def append(self, ev):
@@ -251,7 +257,7 @@ class Journal:
                 return
             except OSError as e:
                 self._read_tail()     # what did the failed write leave behind?
-                if e.args[0] != ENOSPC:
+                if e.errno != ENOSPC:
                     raise
             if not self._drop_oldest_collected():
                 raise JournalFull([m[0] for m in self.matches() if not m[2]])
@@ -325,4 +331,4 @@ class Journal:
                 report.good += 1
                 yield line[:-9]
             else:
-                report._drop(line_no, why)
+                report.drop(line_no, why)

@@ -53,7 +53,7 @@ class Match:
     # Every attribute that an event may change. A snapshot copies these (containers
     # shallow-copied, their items are never mutated in place) so a rejected event
     # can be rolled back together with the time transitions it fired.
-    _STATE = ("now_ms", "over", "result", "time_called", "decide_first_win",
+    _STATE = ("now_ms", "limit_ms", "over", "result", "time_called", "decide_first_win",
               "in_duel", "is_extra", "dstate", "extra_left", "lp", "first", "turn",
               "turn_start_ms", "lp_changed", "undo_to", "wins", "duels", "penalties",
               "seated", "tardy", "excused")

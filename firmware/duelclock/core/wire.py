@@ -1,0 +1,421 @@
+# The desk<->table protocol (docs/protocol.md): signed JSON lines, sans-I/O.
+#
+# Pure and MicroPython-compatible: bytes in, messages out; messages in, bytes out. The
+# caller owns the link (USB serial, MQTT) and the clock.
+#
+#   Encoder.build(k, fields) --line--> any link, any chunking --> Decoder.feed(bytes) --> [msg]
+#
+# A line is one JSON object and "\n". Every message has v (VERSION), k (type), tbl (table;
+# 0 = all tables, desk commands only), seq (sender's sequence number) and sig:
+#   signed bytes = canonical(message without "sig")   (canonical: sorted keys, no spaces)
+#   sig          = hex HMAC-SHA256(key, signed bytes)
+#   line         = signed bytes with ,"sig":"<hex>" put before the closing brace, then \n
+# Desk commands are signed with the event key, table reports with table_key(event_key, tbl).
+# A receiver re-encodes what it parsed, so any JSON writer may produce the line.
+#
+# A Decoder never raises on input: every line comes out as a message (a dict without "sig")
+# or is counted in `drops` under exactly one reason of DROPS, checked in this order:
+#   size > json > version > type > field > table > unsigned > sig > replay
+import binascii
+import hashlib
+import json
+
+VERSION = 1
+MAX_LINE_BYTES = 1024     # without the "\n"; a longer line is skipped, never buffered
+MAX_TABLE = 9999
+MAX_INT = 1 << 53         # every int field is within +/- 2**53 (exact in a double on the desk)
+MAX_STR = 64              # chars in a string field
+SEQ_BOOT = 1 << 24        # seq = boot * SEQ_BOOT + n, n < SEQ_BOOT messages per boot
+REPORT_WINDOW = 32        # the desk accepts a report up to 32 seqs late (reordered by MQTT QoS)
+DROPS = ("size", "json", "version", "type", "field", "table", "unsigned", "sig", "replay")
+
+
+# --- HMAC-SHA256 (RFC 2104) on hashlib.sha256: MicroPython has no hmac module -------------
+
+class _Key:
+    """One HMAC key, its padded blocks computed once."""
+
+    def __init__(self, key):
+        if len(key) > 64:
+            key = hashlib.sha256(key).digest()
+        key = key + bytes(64 - len(key))
+        self._inner = bytes(b ^ 0x36 for b in key)
+        self._outer = bytes(b ^ 0x5C for b in key)
+
+    def mac(self, data):
+        h = hashlib.sha256(self._inner)
+        h.update(data)
+        h2 = hashlib.sha256(self._outer)
+        h2.update(h.digest())
+        return h2.digest()
+
+
+def hmac_sha256(key, data):
+    return _Key(key).mac(data)
+
+
+def table_key(event_key, tbl):
+    """The key table `tbl` signs its reports with. Every board holds the event key, so this
+    separates directions and tables; it does not protect against a stolen board."""
+    return hmac_sha256(event_key, b"table:" + str(tbl).encode())
+
+
+def _same(a, b):
+    # Compare a received sig with the expected hex in time independent of where they differ.
+    if type(a) is not str or len(a) != len(b):
+        return False
+    diff = 0
+    for i in range(len(b)):
+        diff |= ord(a[i]) ^ ord(b[i])
+    return diff == 0
+
+
+# --- canonical JSON ------------------------------------------------------------------------
+
+def _quote(s):
+    for c in s:
+        if c < " " or c == '"' or c == "\\":
+            break
+    else:
+        return '"' + s + '"'
+    out = ['"']
+    for c in s:
+        if c == '"' or c == "\\":
+            out.append("\\" + c)
+        elif c < " ":
+            out.append("\\u%04x" % ord(c))
+        else:
+            out.append(c)
+    out.append('"')
+    return "".join(out)
+
+
+def _canon(v, out):
+    t = type(v)
+    if t is str:
+        out.append(_quote(v))
+    elif t is bool:
+        out.append("true" if v else "false")
+    elif t is int:
+        out.append(str(v))
+    elif t is dict:
+        sep = "{"
+        for k in sorted(v):
+            if type(k) is not str:
+                raise ValueError("key not a string")
+            out.append(sep + _quote(k) + ":")
+            _canon(v[k], out)
+            sep = ","
+        out.append("}" if sep == "," else "{}")
+    elif t is list:
+        sep = "["
+        for x in v:
+            out.append(sep)
+            _canon(x, out)
+            sep = ","
+        out.append("]" if sep == "," else "[]")
+    else:
+        raise ValueError("no canonical form for %s" % t)
+
+
+def canonical(v):
+    """UTF-8 bytes of `v` as canonical JSON: object keys sorted by code point, no spaces,
+    strings as is except \\" \\\\ and \\u00XX for controls; only dict, list, str, int, bool.
+    ValueError for anything else (floats, null) or a string UTF-8 cannot carry."""
+    out = []
+    _canon(v, out)
+    return "".join(out).encode()
+
+
+def _line(msg, key):
+    body = canonical(msg)
+    sig = binascii.hexlify(key.mac(body))
+    return body[:-1] + b',"sig":"' + sig + b'"}\n'
+
+
+def encode(msg, key):
+    """The signed line of `msg` (a dict without "sig") under `key` (bytes). Checks nothing:
+    Encoder.build is the checked way; this one also makes bad messages for tests."""
+    return _line(msg, _Key(key))
+
+
+# --- fields of each message type ----------------------------------------------------------
+
+def _uint(v):
+    return type(v) is int and 0 <= v < MAX_INT
+
+
+def _int(v):
+    return type(v) is int and -MAX_INT < v < MAX_INT
+
+
+def _str(v):
+    return type(v) is str and 0 < len(v) <= MAX_STR
+
+
+def _bool(v):
+    return type(v) is bool
+
+
+def _pct(v):
+    return type(v) is int and 0 <= v <= 100
+
+
+def _scalar(v):
+    return _int(v) or _str(v) or type(v) is bool
+
+
+def _ab(ok):
+    def check(v):
+        return type(v) is dict and len(v) == 2 and ok(v.get("A")) and ok(v.get("B"))
+    return check
+
+
+def _tables(v):
+    if type(v) is not list or not v:
+        return False
+    for t in v:
+        if type(t) is not int or not 1 <= t <= MAX_TABLE:
+            return False
+    return True
+
+
+def _flat(v, size):
+    # A dict of at most `size` string keys to scalars (depth stays bounded).
+    if type(v) is not dict or len(v) > size:
+        return False
+    for k in v:
+        if not _str(k) or not _scalar(v[k]):
+            return False
+    return True
+
+
+def _settings(v):
+    return _flat(v, 32)
+
+
+def _events(v):
+    # Match-record events (shared/spec/events.md), flat; their rules are replay's business.
+    if type(v) is not list or len(v) > 64:
+        return False
+    for ev in v:
+        if not _flat(ev, 16):
+            return False
+    return True
+
+
+_ab_int = _ab(_int)
+_ab_str = _ab(_str)
+
+# k -> (required (key, check) pairs, optional pairs, lowest tbl). A lowest tbl of 1 makes the
+# message for one table only (a command) or from one table (a report).
+DESK_TYPES = {   # desk -> table
+    "round": ((("round", _uint), ("kind", _str), ("start_ms", _int), ("limit_s", _uint),
+               ("cap_s", _uint), ("extra_turns", _uint), ("seating", _bool)),
+              (("names", _ab_str), ("lang", _str)), 0),
+    "pause": ((("at_ms", _int),), (("tables", _tables),), 0),
+    "resume": ((("at_ms", _int),), (("tables", _tables),), 0),
+    "extend": ((("round", _uint), ("ms", _uint)), (), 1),
+    "rules": ((("name", _str), ("settings", _settings)), (), 0),
+    "ack": ((("round", _uint), ("events", _uint)), (), 1),
+    "sync": ((("t1", _int), ("t2", _int), ("t3", _int)), (), 1),
+}
+TABLE_TYPES = {  # table -> desk
+    "hello": ((("board", _str), ("fw", _str)), (("battery", _pct),), 1),
+    "state": ((("round", _uint), ("phase", _str), ("duel", _uint), ("wins", _ab_int),
+               ("lp", _ab_int), ("turn", _uint), ("remaining_ms", _int)),
+              (("sync_age_ms", _uint), ("sync_err_ms", _uint), ("battery", _pct)), 1),
+    "record": ((("round", _uint), ("first", _uint), ("events", _events), ("total", _uint)), (), 1),
+    "result": ((("round", _uint), ("result", _str), ("wins", _ab_int), ("events", _uint)), (), 1),
+    "sync": ((("t1", _int),), (), 1),
+}
+
+
+def check(types, msg):
+    """None if `msg` (a dict, "sig" taken out) is a well-formed message of `types`
+    (DESK_TYPES or TABLE_TYPES), else (drop reason, key at fault). Unknown keys are refused:
+    a new field means a new VERSION."""
+    v = msg.get("v")
+    if type(v) is not int or v != VERSION:
+        return "version", "v"
+    k = msg.get("k")
+    if type(k) is not str:
+        return "field", "k"
+    spec = types.get(k)
+    if spec is None:
+        return "type", k[:MAX_STR]
+    tbl = msg.get("tbl")
+    if type(tbl) is not int or not spec[2] <= tbl <= MAX_TABLE:
+        return "field", "tbl"
+    if not _uint(msg.get("seq")):
+        return "field", "seq"
+    n = 4
+    for key, ok in spec[0]:
+        if key not in msg or not ok(msg[key]):
+            return "field", key
+        n += 1
+    for key, ok in spec[1]:
+        if key in msg:
+            if not ok(msg[key]):
+                return "field", key
+            n += 1
+    if len(msg) != n:
+        return "field", "unknown key"
+    return None
+
+
+# --- the two ends ---------------------------------------------------------------------------
+
+class Encoder:
+    """Checked, signed lines. On a table pass its `tbl`: it stamps tbl and signs with
+    table_key(event_key, tbl). At the desk leave tbl None: it signs with the event key and
+    each build names the table it addresses (0: all).
+    `boot` is the sender's boot counter, persisted and raised by one at every start, so a
+    restarted sender's seqs stay above all it sent before (seq = boot * SEQ_BOOT + n)."""
+
+    def __init__(self, event_key, boot, tbl=None):
+        self.tbl = tbl
+        self._types = DESK_TYPES if tbl is None else TABLE_TYPES
+        self._key = _Key(event_key if tbl is None else table_key(event_key, tbl))
+        self.seq = boot * SEQ_BOOT
+        self._end = self.seq + SEQ_BOOT
+
+    def build(self, k, fields, tbl=None):
+        """The line (bytes, with "\\n") of message `k`; ValueError if the receiver would drop it
+        (bad field, over MAX_LINE_BYTES) or this boot's SEQ_BOOT seqs are used up (the sender
+        persists boot + 1 and makes a new Encoder)."""
+        if (tbl is None) != (self.tbl is None):
+            raise ValueError("tbl is given at the desk, and only there")
+        msg = dict(fields)
+        size = len(msg)
+        msg["v"], msg["k"], msg["seq"] = VERSION, k, self.seq
+        msg["tbl"] = self.tbl if tbl is None else tbl
+        if len(msg) != size + 4:
+            raise ValueError("fields may not set v, k, seq or tbl")
+        why = check(self._types, msg)
+        if why:
+            raise ValueError("%s: %s" % why)
+        if self.seq >= self._end:
+            raise ValueError("no seq left in this boot")
+        line = _line(msg, self._key)
+        if len(line) > MAX_LINE_BYTES + 1:
+            raise ValueError("line of %d bytes" % len(line))
+        self.seq += 1
+        return line
+
+
+class Decoder:
+    """Bytes in (any chunking), checked messages out. On a table pass its `tbl`: it takes desk
+    commands addressed to tbl or to all (0; `tables` may narrow it), signed with the event key,
+    each seq above the last (sender 0, the desk). At the desk leave tbl None: it takes reports
+    of any table, signed with that table's key, each seq once and at most REPORT_WINDOW late
+    (sender = the table's id).
+    `seen` {sender: seq} continues from seqs acted on before a restart: the app persists
+    last_seq(sender) with what it journals."""
+
+    def __init__(self, event_key, tbl=None, seen=None):
+        self.tbl = tbl
+        self._types = TABLE_TYPES if tbl is None else DESK_TYPES
+        self._event_key = event_key
+        self._keys = {}                      # sender -> _Key
+        if tbl is not None:
+            self._keys[0] = _Key(event_key)
+        self._window = REPORT_WINDOW if tbl is None else 1
+        self._seen = {}                      # sender -> (highest seq, bit i: highest - i seen)
+        for sender in seen or ():
+            self._seen[sender] = (seen[sender], (1 << self._window) - 1)
+        self._buf = bytearray(MAX_LINE_BYTES)
+        self._mv = memoryview(self._buf)
+        self._n = 0                          # bytes of the current line in _buf
+        self._skip = False                   # inside an oversized line: discard to "\n"
+        self.drops = {}
+        for r in DROPS:
+            self.drops[r] = 0
+        self.last_drop = None                # "reason: key", for logs
+
+    def last_seq(self, sender):
+        """The highest seq taken from `sender` (0: the desk; n: table n), or None."""
+        s = self._seen.get(sender)
+        return s[0] if s else None
+
+    def feed(self, data):
+        """Take `data` (bytes or bytearray, any length); return the messages it completed."""
+        out = []
+        view = memoryview(data)
+        i, n = 0, len(data)
+        while i < n:
+            nl = data.find(b"\n", i)
+            end = n if nl < 0 else nl
+            if not self._skip:
+                if self._n + end - i > MAX_LINE_BYTES:
+                    self._drop("size", "line over %d bytes" % MAX_LINE_BYTES)
+                    self._skip = True
+                    self._n = 0
+                else:
+                    self._mv[self._n:self._n + end - i] = view[i:end]
+                    self._n += end - i
+            if nl < 0:
+                break
+            if self._skip:
+                self._skip = False
+            else:
+                msg = self._take(bytes(self._mv[:self._n]))
+                if msg is not None:
+                    out.append(msg)
+            self._n = 0
+            i = nl + 1
+        return out
+
+    def _drop(self, reason, key):
+        self.drops[reason] += 1
+        self.last_drop = "%s: %s" % (reason, key)
+
+    def _take(self, line):
+        if line.endswith(b"\r"):
+            line = line[:-1]
+        if not line:
+            return None                      # a blank line keeps a link alive; not a drop
+        try:
+            msg = json.loads(line)
+        except ValueError:                   # UnicodeError and JSONDecodeError included
+            msg = None
+        if type(msg) is not dict:
+            return self._drop("json", "not a JSON object")
+        sig = msg.pop("sig", None)
+        why = check(self._types, msg)
+        if why:
+            return self._drop(why[0], why[1])
+        tbl = msg["tbl"]
+        if self.tbl is not None and (tbl not in (0, self.tbl) or self.tbl not in msg.get("tables", (self.tbl,))):
+            return self._drop("table", str(tbl))
+        if sig is None:
+            return self._drop("unsigned", msg["k"])
+        sender = 0 if self.tbl is not None else tbl
+        key = self._keys.get(sender)
+        if key is None:
+            key = self._keys[sender] = _Key(table_key(self._event_key, tbl))
+        try:
+            body = canonical(msg)
+        except ValueError:                   # a lone surrogate in a string
+            return self._drop("field", "not canonical")
+        if not _same(sig, binascii.hexlify(key.mac(body)).decode()):
+            return self._drop("sig", msg["k"])
+        if not self._fresh(sender, msg["seq"]):
+            return self._drop("replay", str(msg["seq"]))
+        return msg
+
+    def _fresh(self, sender, seq):
+        # True (and remembered) if `seq` was never taken from `sender` and is less than
+        # `_window` below the highest taken; a window of 1 means strictly increasing.
+        top, bits = self._seen.get(sender, (-1, 0))
+        if seq > top:
+            shift = seq - top
+            bits = ((bits << shift) | 1) & ((1 << self._window) - 1) if shift < self._window else 1
+            top = seq
+        else:
+            back = top - seq
+            if back >= self._window or (bits >> back) & 1:
+                return False
+            bits |= 1 << back
+        self._seen[sender] = (top, bits)
+        return True

@@ -1,0 +1,225 @@
+# The table's input flows (ui.py) and what the screens show (view.py).
+from duelclock.core.ui import Ui, PIN_TRIES
+from duelclock.core.view import build
+from duelclock.core.record import check_event
+
+MIN = 60000
+
+
+def _table(**start):
+    saved = []
+    ui = Ui(7, saved.append, pins={"floor": "1111", "head": "2222"})
+    ev = {"t": 0, "ev": "round_start", "round": 2, "kind": "swiss"}
+    for k in start:
+        ev[k] = start[k]
+    ui.start_round(ev, names=("Kim", "Budi"))
+    return ui, saved
+
+
+def _keys(ui, t, *keys):
+    for k in keys:
+        ui.key(k, t)
+
+
+def test_fast_lp_entry_shows_the_new_total_before_confirming():
+    ui, saved = _table()
+    _keys(ui, MIN, "a", "a")                       # who goes first: A
+    assert saved[-1]["ev"] == "duel_start" and saved[-1]["first"] == "A"
+    _keys(ui, 2 * MIN, "b", "1", "5", "00")
+    s = build(ui, 2 * MIN)
+    assert s.mode == "entry" and s.entry == "Budi: 8000 - 1500 = 6500"
+    assert saved[-1]["ev"] == "duel_start"         # nothing recorded yet
+    _keys(ui, 2 * MIN, "ok")
+    assert saved[-1] == {"t": 2 * MIN, "ev": "lp", "B": -1500, "by": "B"}
+    assert build(ui, 2 * MIN).lp == (8000, 6500)
+
+
+def test_damage_to_both_is_one_event_and_gain_with_sign():
+    ui, saved = _table()
+    _keys(ui, MIN, "b", "b")
+    _keys(ui, MIN, "a", "5", "00", "b", "sign", "1", "000", "ok")
+    assert saved[-1]["A"] == -500 and saved[-1]["B"] == 1000 and saved[-1]["by"] == "B"
+    for ev in saved:
+        assert check_event(ev) is None
+
+
+def test_stepper_entry_and_same_key_confirms():
+    ui, saved = _table()
+    _keys(ui, MIN, "a", "a")
+    _keys(ui, MIN, "a", "up_fast", "up", "up", "down", "a")
+    assert saved[-1]["A"] == -1100
+
+
+def test_back_clears_then_cancels_and_turn_never_confirms_an_entry():
+    ui, saved = _table()
+    _keys(ui, MIN, "a", "a")
+    n = len(saved)
+    _keys(ui, MIN, "a", "5", "back", "back")
+    assert ui.stack[-1].name == "home" and len(saved) == n
+    _keys(ui, MIN, "a", "5", "turn")
+    assert len(saved) == n and ui.stack[-1].name == "home"
+
+
+def test_undo_and_turn_end_and_refusal_message():
+    ui, saved = _table()
+    _keys(ui, MIN, "a", "a", "a", "1", "00", "ok", "undo")
+    assert saved[-1]["ev"] == "undo"
+    _keys(ui, MIN, "undo")
+    assert saved[-1]["ev"] == "undo"
+    assert build(ui, MIN).message.startswith("Refused: only the last LP entry")
+    _keys(ui, MIN, "turn")
+    assert saved[-1]["ev"] == "turn_end" and ui.match.turn == 2
+
+
+def test_duel_over_needs_both_players():
+    ui, saved = _table()
+    _keys(ui, MIN, "a", "a")
+    _keys(ui, MIN, "menu", "down", "a", "b", "a")   # menu: Record, Duel over...; winner B; A confirms
+    assert saved[-1]["ev"] == "duel_start"
+    s = build(ui, MIN)
+    assert s.mode == "confirm" and s.lines == ["A: confirmed", "B: ..."]
+    _keys(ui, MIN, "b")
+    assert saved[-1] == {"t": MIN, "ev": "duel_end", "winner": "B"}
+    assert build(ui, MIN).banner == "Between duels"
+
+
+def test_surrender_refused_with_the_rules_reason():
+    ui, saved = _table()
+    _keys(ui, MIN, "a", "a", "menu", "down", "a", "b", "a", "b")    # B wins duel 1
+    _keys(ui, 2 * MIN, "a", "b")                                    # B goes first
+    n = len(saved)
+    _keys(ui, 3 * MIN, "menu", "down", "down", "a", "a")            # A would surrender
+    assert len(saved) == n
+    assert build(ui, 3 * MIN).message == "Refused: surrender would decide the match"
+
+
+def test_check_in_flow_and_screen():
+    ui, saved = _table(seating=True)
+    s = build(ui, -MIN)
+    assert s.lines == ["Kim: absent", "Budi: absent"]
+    _keys(ui, -MIN, "a", "a")
+    assert saved[-1] == {"t": -MIN, "ev": "seated", "p": "A"}
+    _keys(ui, 2 * MIN, "b", "b")
+    assert ui.match.verdict()["penalties"] == [{"p": "B", "kind": "warning", "code": "tardiness"}]
+
+
+def test_judge_pin_roles_and_lockout():
+    ui, saved = _table()
+    _keys(ui, MIN, "a", "a")
+    _keys(ui, MIN, "menu", "down", "down", "down", "a")   # Judge
+    assert ui.stack[-1].name == "pin"
+    for i in range(PIN_TRIES):
+        _keys(ui, MIN, "9", "9", "ok")
+    assert ui.locked_ms(MIN) == 60000
+    _keys(ui, MIN + 1, "1", "1", "1", "1", "ok")          # right PIN, but locked
+    assert ui.stack[-1].name == "pin"
+    assert build(ui, MIN + 1).lines[0].startswith("Locked")
+    _keys(ui, 2 * MIN + 1, "1", "1", "1", "1", "ok")      # floor judge
+    s = build(ui, 2 * MIN + 1)
+    assert s.title == "Floor judge" and s.lines[0] == "Penalty"
+    _keys(ui, 2 * MIN + 1, "a", "b")                      # Penalty, player B
+    assert ui.stack[-1].items[0][0] == "Deck size"
+    _keys(ui, 2 * MIN + 1, "a")                           # deck_size -> kinds, usual first
+    labels = [l for l, _ in ui.stack[-1].items]
+    assert labels[0] == "Duel loss *" and "Match loss" not in labels
+    _keys(ui, 2 * MIN + 1, "a")
+    assert saved[-1] == {"t": 2 * MIN + 1, "ev": "penalty", "p": "B", "kind": "duel_loss",
+                         "code": "deck_size", "judge": "floor"}
+    assert ui.match.phase() == "interval"
+
+
+def test_head_judge_fixes_lp():
+    ui, saved = _table()
+    _keys(ui, MIN, "a", "a", "menu", "down", "down", "down", "a", "2", "2", "2", "2", "ok")
+    assert build(ui, MIN).title == "Head judge"
+    _keys(ui, MIN, "down", "a", "a", "7", "5", "00", "ok")
+    assert saved[-1] == {"t": MIN, "ev": "judge_fix", "p": "A", "lp": 7500}
+
+
+def test_a_failed_save_confirms_nothing():
+    def full(ev):
+        raise OSError(28)
+    ui, saved = _table()
+    _keys(ui, MIN, "a", "a")
+    ui.save = full
+    _keys(ui, 2 * MIN, "b", "5", "00", "ok")
+    assert ui.match.lp["B"] == 8000
+    assert build(ui, 2 * MIN).message.startswith("NOT SAVED")
+    assert ui.stack[-1].name == "entry"               # the entry is still there to retry
+
+
+def test_time_banners_and_alerts():
+    ui, saved = _table(limit_s=600)
+    _keys(ui, MIN, "a", "a", "menu", "down", "a", "b", "a", "b")
+    _keys(ui, 2 * MIN, "a", "a")
+    ui.tick(5 * MIN + 1)
+    s = build(ui, 5 * MIN + 1)
+    assert s.clock_style == "last5" and ("beep", 2) in ui.alerts
+    ui.tick(10 * MIN)
+    s = build(ui, 10 * MIN)
+    assert s.banner == "TIME: finish this turn" and s.clock == "+0:00" and s.clock_style == "time"
+    _keys(ui, 10 * MIN + 5000, "turn")
+    assert build(ui, 10 * MIN + 5000).banner == "EXTRA TURN 1/1"
+    _keys(ui, 10 * MIN + 6000, "turn")
+    assert build(ui, 10 * MIN + 6000).banner == "SUDDEN DEATH"
+    _keys(ui, 10 * MIN + 7000, "a", "1", "00", "ok", "turn")
+    assert build(ui, 10 * MIN + 7000).banner == "Budi WINS THE MATCH"
+
+
+def test_languages():
+    ui, saved = _table()
+    ui.lang = "ko"
+    assert build(ui, 0).banner == "선공은?"
+    ui.lang = "id"
+    assert build(ui, 0).banner == "Siapa jalan dulu?"
+
+
+def test_pause_gives_the_time_back():
+    ui, saved = _table()
+    ui.pause(10 * MIN)
+    ui.tick(12 * MIN)
+    assert build(ui, 12 * MIN).banner == "PAUSED" and build(ui, 12 * MIN).clock == "35:00"
+    ui.resume(13 * MIN)
+    assert saved[-1] == {"t": 13 * MIN, "ev": "extend", "ms": 3 * MIN}
+    assert build(ui, 13 * MIN).clock == "35:00"
+
+
+def test_restore_rebuilds_the_same_state():
+    ui, saved = _table()
+    _keys(ui, MIN, "a", "a", "b", "1", "000", "ok", "turn", "a", "5", "00", "ok")
+    fresh = Ui(7, lambda ev: None)
+    for ev in saved:
+        assert fresh.restore(ev) is None
+    assert fresh.match.verdict() == ui.match.verdict()
+    assert fresh.match.turn == ui.match.turn
+
+
+def test_key_mashing_never_crashes_and_never_records_unconfirmed():
+    # A small LCG: the same sequence under CPython and MicroPython.
+    keys = ("a", "b", "0", "1", "5", "00", "000", "sign", "ok", "back", "undo", "turn",
+            "menu", "up", "down", "up_fast", "down_fast")
+    confirming = {"lp": ("ok", "a", "b"), "turn_end": ("turn",), "undo": ("undo",),
+                  "duel_start": ("a", "b", "ok"), "duel_end": ("a", "b"), "surrender": ("a", "b"),
+                  "seated": ("a", "b"), "penalty": ("a", "ok"), "judge_fix": ("a", "ok"),
+                  "judge_void": ("a", "b"), "extend": ("a", "ok")}
+    state = {"key": None}
+    bad = []
+
+    def save(ev):
+        if ev["ev"] != "round_start" and state["key"] not in confirming[ev["ev"]]:
+            bad.append((state["key"], ev))
+
+    ui = Ui(1, save, pins={"floor": "1111", "head": "2222"})
+    ui.start_round({"t": 0, "ev": "round_start", "round": 1, "kind": "swiss", "seating": True})
+    x = 12345
+    t = -MIN
+    for i in range(10000):
+        x = (x * 1103515245 + 12345) & 0x7fffffff
+        k = keys[(x >> 16) % len(keys)]
+        t += (x & 0xfff)
+        state["key"] = k
+        ui.key(k, t)
+        build(ui, t)
+    assert bad == []
+    v = ui.match.verdict()
+    assert v["lp"]["A"] >= 0 and v["lp"]["B"] >= 0
