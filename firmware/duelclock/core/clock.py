@@ -22,13 +22,13 @@
 # on its drift, and error_ms grows with the drift's uncertainty.
 SERIAL_BUDGET_MS = 5
 WIFI_BUDGET_MS = 20
-WINDOW = 16               # samples kept (the last ones)
+WINDOW = 16               # samples kept: the lowest-delay one of each of the last WINDOW
+BUCKET2 = 2 * 16000       #   buckets of 16 s of local time (sample times are kept doubled)
 KEEP = 8                  # of which the lowest-delay ones make the fit
 MAX_PPM = 100             # crystals are off by tens of ppm, rarely more than this
 FIT_PPM = 500             # a fitted drift beyond this is clipped (outliers, not crystals)
-PRIOR_SXX = 1e8           # (1 ms / MAX_PPM)**2: the prior's weight, as a sum of squared ms
 FLOOR_PPM = 1             # drift wander (temperature) no fit can rule out
-QUANT_MS = 1.0            # four 1-ms stamps: no estimate is better than this
+QUANT_MS = 0.5            # 1-ms stamps: no offset is known better than this
 MIN_DELAY_MS = -2         # below this a sample is absurd (ms stamps can make 0 look like -2)
 MAX_DELAY_MS = 1000       # above this a sample is worthless
 SLEW_RATE = 0.0005        # ms per ms: 0.5 ms per second
@@ -57,7 +57,7 @@ class Clock:
         self._off = 0             #   int ms, and
         self._frac = 0.0          #   float ms: desk - local at _ref
         self._drift = 0.0         #   ms per local ms (ppm / 1e6)
-        self._fit_err = 0.0       # ms: spread of the fit
+        self._noise = QUANT_MS    # ms: spread of the samples about the fitted line
         self._drift_err = MAX_PPM * 1e-6
         self._slew = 0.0          # ms still to slew in (model - shown) at _slew_at
         self._slew_at = 0
@@ -82,43 +82,53 @@ class Clock:
         delay = (t4 - t1) - (t3 - t2)
         if delay < MIN_DELAY_MS or delay > MAX_DELAY_MS:
             return "delay"
-        self._samples.append((t1 + t4, (t2 - t1) + (t3 - t4), max(delay, 0)))
-        if len(self._samples) > WINDOW:
-            self._samples.pop(0)
+        s = (t1 + t4, (t2 - t1) + (t3 - t4), max(delay, 0))
+        same = self._samples and self._samples[-1][0] // BUCKET2 == s[0] // BUCKET2
         self._count += 1
         self._last = t4
+        if same and self._samples[-1][2] < s[2]:
+            return None                              # its bucket has a better one
+        if same:
+            self._samples[-1] = s
+        else:
+            self._samples.append(s)
+            if len(self._samples) > WINDOW:
+                self._samples.pop(0)
         self._refit(t4)
         return None
 
     def _refit(self, now):
-        best = sorted(self._samples, key=lambda s: s[2])[:KEEP]
-        mid2, off2 = self._samples[-1][0], self._samples[-1][1]
-        ref, off = mid2 // 2, off2 // 2
+        best = sorted(self._samples[::-1], key=lambda s: s[2])[:KEEP]   # ties: newest
         n = len(best)
-        xs = [(s[0] - 2 * ref) / 2 for s in best]      # ms from ref
-        ys = [(s[1] - 2 * off) / 2 for s in best]      # ms from off
+        last = self._samples[-1]
+        x0, y0 = last[0] // 2, last[1] // 2              # ints near every sample
+        xs = [(s[0] - 2 * x0) / 2 for s in best]         # local ms from x0
+        ys = [(s[1] - 2 * y0) / 2 for s in best]         # offset ms from y0
         xm, ym = sum(xs) / n, sum(ys) / n
         sxx = sxy = 0.0
         for i in range(n):
             sxx += (xs[i] - xm) ** 2
             sxy += (xs[i] - xm) * (ys[i] - ym)
-        drift = sxy / (sxx + PRIOR_SXX)
-        drift = max(-FIT_PPM * 1e-6, min(FIT_PPM * 1e-6, drift))
-        frac = ym - drift * xm
+        # Least squares with a prior: drift ~ N(0, MAX_PPM) seen through the noise of the
+        # last fit, so a span too short for that noise keeps the drift near 0.
+        prior = (self._noise / (MAX_PPM * 1e-6)) ** 2
+        drift = max(-FIT_PPM * 1e-6, min(FIT_PPM * 1e-6, sxy / (sxx + prior)))
         if n >= 3:
-            spread = (sum((ys[i] - frac - drift * xs[i]) ** 2 for i in range(n)) / n) ** 0.5
+            spread = (sum((ys[i] - ym - drift * (xs[i] - xm)) ** 2 for i in range(n)) / n) ** 0.5
         else:
-            spread = best[0][2] / 2                  # one leg could have taken it all
-        fit_err = max(QUANT_MS, spread)
+            spread = best[0][2] / 2                       # one leg may have taken it all
+        ref = x0 + int(round(xm))                         # anchor the line at the centroid
+        frac = ym + drift * (ref - x0 - xm)
         if self._count > 1:
-            # Move of the time shown now; ints apart from floats (off may be ~1e9 ms).
-            move = (off - self._off) + frac + drift * (now - ref) - self._shown(now)
+            # The move of the time shown now; ints apart from floats (y0 may be ~1e9 ms).
+            move = (y0 - self._off) + frac + drift * (now - ref) - self._shown(now)
             self._slew = move if abs(move) <= self.jump_ms else 0.0
         self._slew_at = now
-        self._ref, self._off, self._frac, self._drift = ref, off, frac, drift
-        self._fit_err = fit_err
-        d_err = 2 * fit_err / (sxx + PRIOR_SXX) ** 0.5
-        self._drift_err = min(MAX_PPM * 1e-6, d_err) + FLOOR_PPM * 1e-6
+        self._ref, self._off, self._frac, self._drift = ref, y0, frac, drift
+        self._noise = max(QUANT_MS, spread)
+        # Two posterior standard deviations of the drift (MAX_PPM at most), and the wander.
+        sd = self._noise / (sxx + prior) ** 0.5
+        self._drift_err = min(MAX_PPM * 1e-6, 2 * sd) + FLOOR_PPM * 1e-6
 
     def _pending(self, local_ms):
         # What is still to slew in at local_ms (ms, same sign as _slew, shrinking to 0).
@@ -144,30 +154,29 @@ class Clock:
 
     def error_ms(self, local_ms):
         """Estimated |desk_now_ms - desk time| (float ms), None before the first sample:
-        the fit's spread, plus the drift's uncertainty over the time since the fit, plus what
-        is still being slewed in. Path asymmetry is not in it (no 2-way sync can see it)."""
+        the fit's spread, plus the drift's uncertainty times the distance from the fitted
+        samples' centre, plus what is still being slewed in. Path asymmetry is not in it (no
+        2-way sync can see it)."""
         if self._last is None:
             return None
-        return (self._fit_err + self._drift_err * abs(local_ms - self._ref)
+        return (self._noise + self._drift_err * abs(local_ms - self._ref)
                 + abs(self._pending(local_ms)))
 
-    def period_ms(self):
-        """The time between exchanges that keeps error_ms under budget_ms / 2 (so a lost
-        reply or two still stay inside the budget): BURST_PERIOD_MS while the first BURST
-        samples come in, then from the drift's uncertainty, within MIN/MAX_PERIOD_MS."""
-        if self._count < BURST:
-            return BURST_PERIOD_MS
-        spare = self.budget_ms / 2 - self._fit_err
-        if spare <= 0:
-            return MIN_PERIOD_MS
-        return int(max(MIN_PERIOD_MS, min(MAX_PERIOD_MS, spare / self._drift_err)))
-
     def next_exchange_in_ms(self, local_ms):
-        """Ms until the app should send the next sync request (0: now). A request left
-        after the last sample and still unanswered is retried RETRY_MS after it left
-        (BURST_PERIOD_MS in the burst)."""
-        due = local_ms if self._last is None else self._last + self.period_ms()
+        """Ms until the app should send the next sync request (0: now): BURST_PERIOD_MS apart
+        for the first BURST samples, then when error_ms would pass budget_ms / 2 (so a lost
+        reply or two stay inside the budget), MIN_PERIOD_MS to MAX_PERIOD_MS after the last
+        sample. A request left after the last sample and unanswered is retried RETRY_MS
+        (BURST_PERIOD_MS in the burst) after it left."""
+        burst = self._count < BURST
+        if self._last is None:
+            due = local_ms
+        elif burst:
+            due = self._last + BURST_PERIOD_MS
+        else:
+            spare = self.budget_ms / 2 - self._noise
+            reach = self._ref + int(spare / self._drift_err) if spare > 0 else self._last
+            due = min(max(reach, self._last + MIN_PERIOD_MS), self._last + MAX_PERIOD_MS)
         if self._sent is not None and (self._last is None or self._sent > self._last):
-            retry = BURST_PERIOD_MS if self._count < BURST else RETRY_MS
-            due = max(due, self._sent + retry)
+            due = max(due, self._sent + (BURST_PERIOD_MS if burst else RETRY_MS))
         return max(0, due - local_ms)

@@ -22,7 +22,7 @@
 # frames reached by an explicit ok (or a player's own key) call.
 from duelclock.core import catalogue
 from duelclock.core.lang import tr, LANGS
-from duelclock.core.match import Match, other
+from duelclock.core.match import Match
 from duelclock.core.sheet import Sheet
 
 MAX_AMOUNT_DIGITS = 6

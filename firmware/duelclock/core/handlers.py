@@ -1,0 +1,171 @@
+# Event handlers of the rules engine (a mixin of match.Match): one `_ev_<name>` per event
+# of shared/spec/events.md. Each validates first, then changes state, and returns a reason
+# to refuse or None. Pure.
+from duelclock.core.rules import (START_LP, EXTRA_DUEL_TURNS, HEAD_ONLY, MATCH_ENDING, NORMAL,
+                                  TIME_TURN, EXTRA_TURN, SUDDEN, other, ab, clamp)
+
+
+class EventRules:
+    def _ev_tick(self, ev, t):
+        return None
+
+    def _ev_round_start(self, ev, t):
+        return "the round has already started"
+
+    def _ev_extend(self, ev, t):
+        # A time extension (desk command, or a pause given back at resume): the limit
+        # moves, the cap stays counted from the new limit. Not once time has been called.
+        if self.time_called:
+            return "time has already been called"
+        self.limit_ms += ev["ms"]
+        self._note(t, "extend", ev["ms"])
+        return None
+
+    def _ev_seated(self, ev, t):
+        p = ev["p"]
+        if not self.seating:
+            return "this round does not use check-in"
+        if self.seated[p]:
+            return "already seated"
+        self.seated[p] = True
+        self._note(t, "seated", p)
+        self.undo_to = None
+        if t > 0 and self.tardy[p] == 0 and not self.excused[p]:
+            self.tardy[p] = 1
+            self._add_penalty(t, p, "warning", "tardiness", True)
+        return None
+
+    def _ev_duel_start(self, ev, t):
+        if self.in_duel:
+            return "a duel is in progress"
+        if not (self.seated["A"] and self.seated["B"]):
+            return "both players must be seated"
+        self.in_duel = True
+        self.is_extra = self.next_is_extra()
+        self.dstate = NORMAL
+        self.lp = ab(START_LP, START_LP)
+        self.first = ev["first"]
+        self.turn = 1
+        self.turn_start_ms = t
+        self.lp_changed = False
+        self.undo_to = None
+        self._note(t, "duel", (len(self.duels) + 1, self.first, self.is_extra))
+        return None
+
+    def _ev_lp(self, ev, t):
+        if not self.in_duel:
+            return "no duel in progress"
+        before = self.lp
+        self.undo_to = (before, self.lp_changed)
+        self.lp = ab(clamp(before["A"] + ev.get("A", 0)), clamp(before["B"] + ev.get("B", 0)))
+        self.lp_changed = True
+        self._note(t, "lp", (ev, self.lp, self.turn, self.turn_player()))
+        self._check_zero(t)
+        return None
+
+    def _ev_undo(self, ev, t):
+        if not self.in_duel:
+            return "no duel in progress"
+        if self.undo_to is None:
+            return "only the last LP entry of this turn can be taken back"
+        self.lp, self.lp_changed = self.undo_to
+        self.undo_to = None
+        self._note(t, "undo", self.lp)
+        return None
+
+    def _ev_turn_end(self, ev, t):
+        if not self.in_duel:
+            return "no duel in progress"
+        ended, changed = self.turn, self.lp_changed
+        self._note(t, "turn_end", (ended, self.turn_player(), t - self.turn_start_ms))
+        self.turn += 1
+        self.turn_start_ms = t
+        self.lp_changed = False
+        self.undo_to = None
+        if self.dstate == TIME_TURN:
+            self.dstate = EXTRA_TURN
+            self.extra_left = self.extra_turns
+            if self.extra_left == 0:
+                self._compare(t, "time_lp")
+            else:
+                self._note(t, "extra_turn", (1, self.extra_turns))
+        elif self.dstate == EXTRA_TURN:
+            self.extra_left -= 1
+            if self.extra_left == 0:
+                self._compare(t, "time_lp")
+            else:
+                self._note(t, "extra_turn", (self.extra_turns - self.extra_left + 1, self.extra_turns))
+        elif self.dstate == SUDDEN:
+            if changed:
+                self._compare(t, "sudden_death")
+        elif self.is_extra and ended == EXTRA_DUEL_TURNS:
+            self._compare(t, "time_lp")
+        return None
+
+    def _ev_duel_end(self, ev, t):
+        if not self.in_duel:
+            return "no duel in progress"
+        self._duel_over(t, ev["winner"], "game")
+        return None
+
+    def _ev_surrender(self, ev, t):
+        if not self.in_duel:
+            return "no duel in progress"
+        p = ev["p"]
+        why = self.surrender_refusal(p)
+        if why:
+            return why
+        self._duel_over(t, other(p), "surrender")
+        return None
+
+    def _ev_penalty(self, ev, t):
+        p, kind, code = ev["p"], ev["kind"], ev["code"]
+        head_only = self.rules == "ID" and kind in HEAD_ONLY and code != "tardiness"
+        if head_only and ev.get("judge") == "floor":
+            return "only the head judge may give " + kind
+        if kind == "warning" and self.rules == "ID" and self.warnings(p, code) >= 2:
+            kind = "duel_loss"                       # ID B: 3rd warning of the same code
+        self.undo_to = None
+        self._add_penalty(t, p, kind, code, False, ev["kind"] != kind)
+        if kind == "duel_loss":
+            self._duel_over(t, other(p), "penalty")
+        elif kind in MATCH_ENDING:
+            self._match_over(t, other(p))
+        return None
+
+    def _ev_judge_fix(self, ev, t):
+        if not self.in_duel:
+            return "no duel in progress"
+        p, value = ev["p"], ev["lp"]
+        before = self.lp[p]
+        lp = dict(self.lp)
+        lp[p] = value
+        self.lp = lp
+        if value != before:
+            self.lp_changed = True
+        self.undo_to = None
+        self._note(t, "fix", (p, before, value, self.turn, self.turn_player()))
+        self._check_zero(t)
+        return None
+
+    def _ev_judge_void(self, ev, t):
+        p, code = ev["p"], ev["code"]
+        i = len(self.penalties) - 1
+        while i >= 0:
+            pen = self.penalties[i]
+            if pen["p"] == p and pen["code"] == code and pen["auto"]:
+                break
+            i -= 1
+        if i < 0:
+            return "no automatic penalty with that code for that player"
+        pen = self.penalties[i]
+        if pen["kind"] == "duel_loss":
+            # Only a duel lost without play, and only while no duel has been played since.
+            if self.in_duel or pen["duel_ix"] != len(self.duels) - 1:
+                return "a duel has been played since that penalty"
+            self._unwin(p)
+        self.penalties = self.penalties[:i] + self.penalties[i + 1:]
+        self.excused[p] = True
+        self.undo_to = None
+        self._note(t, "void", (p, pen["kind"], code))
+        return None
