@@ -48,8 +48,8 @@ class JournalFull(Exception):
     not written; `uncollected` lists the match ids the desk still has to collect."""
 
     def __init__(self, uncollected):
-        Exception.__init__(self, "journal full: %d match(es) not collected by the desk"
-                           % len(uncollected))
+        super().__init__("journal full: %d match(es) not collected by the desk"
+                         % len(uncollected))
         self.uncollected = uncollected
 
 
@@ -73,15 +73,12 @@ class Recovery:
 
 
 def _hex8(buf, at, crc):
-    # Writes crc as 8 lowercase hex digits into buf[at:at + 8], allocation-free
-    # (16-bit halves stay small ints on a 32-bit board).
-    hi = crc >> 16
-    lo = crc & 0xFFFF
+    # Writes crc as 8 lowercase hex digits into buf[at:at + 8]. One 4-byte allocation:
+    # arithmetic on a CRC above 2**30 (a long int on a 32-bit board) would make more.
+    crc = crc.to_bytes(4, "big")
     for i in range(4):
-        buf[at + 3 - i] = HEX[hi & 15]
-        buf[at + 7 - i] = HEX[lo & 15]
-        hi >>= 4
-        lo >>= 4
+        buf[at + 2 * i] = HEX[crc[i] >> 4]
+        buf[at + 2 * i + 1] = HEX[crc[i] & 15]
 
 
 def _why_bad(line, ended, scratch):
@@ -199,7 +196,7 @@ class Journal:
         return s[1] * s[4]        # f_frsize * f_bavail
 
     def rotate(self, min_free_bytes):
-        """Delete the oldest collected matches (never the current one) until
+        """Delete the oldest collected matches (not the current one) until
         `min_free_bytes` are free or none is left; returns how many were deleted."""
         deleted = 0
         while True:
@@ -209,8 +206,12 @@ class Journal:
             deleted += 1
 
     def _drop_oldest_collected(self):
-        for mid, size, collected in self.matches():
-            if collected and mid != self.current:
+        index = self.matches()
+        # The current match stays; with none (before recover), the newest stays, so
+        # ids keep counting up.
+        keep = self.current if self.current is not None or not index else index[-1][0]
+        for mid, size, collected in index:
+            if collected and mid != keep:
                 # The mark goes first: a cut in between leaves an uncollected match, which
                 # the desk collects again, never a mark that would cover a new file.
                 os.remove(self._file(mid, ".got"))
@@ -244,7 +245,8 @@ class Journal:
     def append(self, ev):
         """Write one checked event to the current match, durably, before returning.
         JournalFull when flash is exhausted and nothing collected is left to delete;
-        the event is then not in the record. Other OSErrors (EIO) propagate."""
+        the event is then not in the record (at most a torn piece, which reading
+        drops, on a filesystem less atomic than littlefs). Other OSErrors propagate."""
         if self.current is None:
             raise ValueError("no current match: recover() or start_match() first")
         data = dumps_event(ev).encode()

@@ -98,3 +98,9 @@ def test_verdict_json_has_the_spec_key_order():
                     '"code": "x"}], "rejected": []}')
     assert dumps_verdict(r.match.verdict(), [(3, 'say "hi"')]).endswith(
         '"rejected": [{"index": 3, "why": "say \\"hi\\""}]}')
+
+
+def test_non_ascii_text_is_escaped_the_same_everywhere():
+    line = dumps_event({"t": 1, "ev": "penalty", "p": "A", "kind": "caution", "code": "지각 J\u00fcrgen \U0001F600"})
+    assert line == ('{"t": 1, "ev": "penalty", "code": "\\uc9c0\\uac01 J\\u00fcrgen \\ud83d\\ude00", '
+                    '"kind": "caution", "p": "A"}')

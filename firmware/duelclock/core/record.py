@@ -191,7 +191,25 @@ def parse_line(line):
 # --- JSON out, fixed key order -------------------------------------------------------
 
 def _q(s):
-    return json.dumps(s)
+    """A JSON string as CPython writes it (ensure_ascii): MicroPython's json.dumps leaves
+    non-ASCII characters raw, so both escape them here to print the same bytes."""
+    out = json.dumps(s)
+    for c in out:
+        if ord(c) > 127:
+            break
+    else:
+        return out
+    parts = []
+    for c in out:
+        n = ord(c)
+        if n < 128:
+            parts.append(c)
+        elif n < 0x10000:
+            parts.append("\\u%04x" % n)
+        else:
+            n -= 0x10000
+            parts.append("\\u%04x\\u%04x" % (0xD800 + (n >> 10), 0xDC00 + (n & 0x3FF)))
+    return "".join(parts)
 
 
 def dumps_obj(pairs):
@@ -212,7 +230,8 @@ def dumps_event(ev):
     pairs = [("t", str(ev["t"])), ("ev", _q(ev["ev"]))]
     for k in sorted(ev):
         if k != "t" and k != "ev":
-            pairs.append((k, json.dumps(ev[k])))
+            v = ev[k]
+            pairs.append((k, _q(v) if type(v) is str else json.dumps(v)))
     return dumps_obj(pairs)
 
 
