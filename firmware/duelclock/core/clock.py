@@ -15,11 +15,12 @@
 # (ms within the window, ppm), so boards with single-precision floats lose nothing.
 #
 # The model: desk(local) = local + off + frac + drift * (local - ref), a least-squares line
-# through the lowest-delay half of the last WINDOW samples. The drift is pulled toward 0 by a
-# +/-MAX_PPM prior (PRIOR_SXX), so a short span cannot claim a big drift. When a new fit moves
-# the time shown by at most jump_ms, the move is slewed in at SLEW_RATE (time shown never goes
-# back); a bigger move (first sync, long loss) jumps. Without a link the model keeps running
-# on its drift, and error_ms grows with the drift's uncertainty.
+# through samples kept as the lowest-delay one per 16-s bucket over the last WINDOW buckets
+# (a span that grows with time, not with the exchange rate), the KEEP lowest-delay of those
+# fitted. The drift is pulled toward 0 by a +/-MAX_PPM prior, so a span too short for the
+# noise cannot claim a big drift. A new fit that moves the time shown by at most jump_ms is
+# slewed in at SLEW_RATE; a bigger move (first sync, long loss) jumps. Without a link the
+# model runs on its drift, and error_ms grows with the drift's uncertainty.
 SERIAL_BUDGET_MS = 5
 WIFI_BUDGET_MS = 20
 WINDOW = 16               # samples kept: the lowest-delay one of each of the last WINDOW
@@ -75,8 +76,9 @@ class Clock:
         self._sent = local_ms
 
     def sample(self, t1, t2, t3, t4):
-        """Take one exchange. None if taken, else why not: "order" (a stamp before its
-        predecessor) or "delay" (below MIN_DELAY_MS or above MAX_DELAY_MS)."""
+        """Take one exchange (local t1, t4; desk t2, t3). None if taken (it counts for
+        age_ms, and refits unless its bucket holds a lower-delay one), else why not: "order"
+        (a stamp before its predecessor) or "delay" (below MIN_DELAY_MS, above MAX_DELAY_MS)."""
         if t4 < t1 or t3 < t2:
             return "order"
         delay = (t4 - t1) - (t3 - t2)
@@ -98,7 +100,7 @@ class Clock:
         return None
 
     def _refit(self, now):
-        best = sorted(self._samples[::-1], key=lambda s: s[2])[:KEEP]   # ties: newest
+        best = sorted(self._samples, key=lambda s: (s[2], -s[0]))[:KEEP]   # ties: newest
         n = len(best)
         last = self._samples[-1]
         x0, y0 = last[0] // 2, last[1] // 2              # ints near every sample
@@ -114,9 +116,12 @@ class Clock:
         prior = (self._noise / (MAX_PPM * 1e-6)) ** 2
         drift = max(-FIT_PPM * 1e-6, min(FIT_PPM * 1e-6, sxy / (sxx + prior)))
         if n >= 3:
+            # Spread about the line, or half the delays' excess over the best one (what
+            # unequal legs can hide), whichever is larger.
             spread = (sum((ys[i] - ym - drift * (xs[i] - xm)) ** 2 for i in range(n)) / n) ** 0.5
+            spread = max(spread, sum(s[2] - best[0][2] for s in best) / (2 * n))
         else:
-            spread = best[0][2] / 2                       # one leg may have taken it all
+            spread = best[0][2] / 2 + 2 * QUANT_MS        # one leg may have taken it all
         ref = x0 + int(round(xm))                         # anchor the line at the centroid
         frac = ym + drift * (ref - x0 - xm)
         if self._count > 1:
@@ -126,9 +131,11 @@ class Clock:
         self._slew_at = now
         self._ref, self._off, self._frac, self._drift = ref, y0, frac, drift
         self._noise = max(QUANT_MS, spread)
-        # Two posterior standard deviations of the drift (MAX_PPM at most), and the wander.
+        # Two posterior standard deviations of the drift, and the wander; MAX_PPM until KEEP
+        # buckets are in (a spread from fewer points is itself too uncertain).
         sd = self._noise / (sxx + prior) ** 0.5
-        self._drift_err = min(MAX_PPM * 1e-6, 2 * sd) + FLOOR_PPM * 1e-6
+        sd = 2 * sd if n >= KEEP else MAX_PPM * 1e-6
+        self._drift_err = min(MAX_PPM * 1e-6, sd) + FLOOR_PPM * 1e-6
 
     def _pending(self, local_ms):
         # What is still to slew in at local_ms (ms, same sign as _slew, shrinking to 0).
@@ -143,7 +150,8 @@ class Clock:
 
     def desk_now_ms(self, local_ms):
         """Desk time (int ms) at local tick `local_ms`, None before the first sample.
-        Never goes back, except by a jump (a correction over jump_ms)."""
+        Never goes back (bar 1 ms of rounding at a new fit), except at a jump (a correction
+        over jump_ms): the app keeps journal stamps in order itself."""
         if self._last is None:
             return None
         return local_ms + self._off + int(round(self._shown(local_ms)))

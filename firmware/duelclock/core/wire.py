@@ -6,19 +6,18 @@
 #   Encoder.build(k, fields) --line--> any link, any chunking --> Decoder.feed(bytes) --> [msg]
 #
 # A line is one JSON object and "\n". Every message has v (VERSION), k (type), tbl (table;
-# 0 = all tables, desk commands only), seq (sender's sequence number) and sig:
-#   signed bytes = canonical(message without "sig")   (canonical: sorted keys, no spaces)
-#   sig          = hex HMAC-SHA256(key, signed bytes)
-#   line         = signed bytes with ,"sig":"<hex>" put before the closing brace, then \n
-# Desk commands are signed with the event key, table reports with table_key(event_key, tbl).
-# A receiver re-encodes what it parsed, so any JSON writer may produce the line.
+# 0 = all tables, desk commands only), seq (sender's sequence number) and sig, the hex
+# HMAC-SHA256 of its canonical JSON without sig (sign.py). Desk commands are signed with the
+# event key, table reports with table_key(event_key, tbl). A receiver re-encodes what it
+# parsed, so any JSON writer may produce the line.
 #
 # A Decoder never raises on input: every line comes out as a message (a dict without "sig")
 # or is counted in `drops` under exactly one reason of DROPS, checked in this order:
 #   size > json > version > type > field > table > unsigned > sig > replay
 import binascii
-import hashlib
 import json
+
+from duelclock.core.sign import Key, canonical, same, signed_line, table_key
 
 VERSION = 1
 MAX_LINE_BYTES = 1024     # without the "\n"; a longer line is skipped, never buffered
@@ -28,115 +27,6 @@ MAX_STR = 64              # chars in a string field
 SEQ_BOOT = 1 << 24        # seq = boot * SEQ_BOOT + n, n < SEQ_BOOT messages per boot
 REPORT_WINDOW = 32        # the desk accepts a report up to 32 seqs late (reordered by MQTT QoS)
 DROPS = ("size", "json", "version", "type", "field", "table", "unsigned", "sig", "replay")
-
-
-# --- HMAC-SHA256 (RFC 2104) on hashlib.sha256: MicroPython has no hmac module -------------
-
-class _Key:
-    """One HMAC key, its padded blocks computed once."""
-
-    def __init__(self, key):
-        if len(key) > 64:
-            key = hashlib.sha256(key).digest()
-        key = key + bytes(64 - len(key))
-        self._inner = bytes(b ^ 0x36 for b in key)
-        self._outer = bytes(b ^ 0x5C for b in key)
-
-    def mac(self, data):
-        h = hashlib.sha256(self._inner)
-        h.update(data)
-        h2 = hashlib.sha256(self._outer)
-        h2.update(h.digest())
-        return h2.digest()
-
-
-def hmac_sha256(key, data):
-    return _Key(key).mac(data)
-
-
-def table_key(event_key, tbl):
-    """The key table `tbl` signs its reports with. Every board holds the event key, so this
-    separates directions and tables; it does not protect against a stolen board."""
-    return hmac_sha256(event_key, b"table:" + str(tbl).encode())
-
-
-def _same(a, b):
-    # Compare a received sig with the expected hex in time independent of where they differ.
-    if type(a) is not str or len(a) != len(b):
-        return False
-    diff = 0
-    for i in range(len(b)):
-        diff |= ord(a[i]) ^ ord(b[i])
-    return diff == 0
-
-
-# --- canonical JSON ------------------------------------------------------------------------
-
-def _quote(s):
-    for c in s:
-        if c < " " or c == '"' or c == "\\":
-            break
-    else:
-        return '"' + s + '"'
-    out = ['"']
-    for c in s:
-        if c == '"' or c == "\\":
-            out.append("\\" + c)
-        elif c < " ":
-            out.append("\\u%04x" % ord(c))
-        else:
-            out.append(c)
-    out.append('"')
-    return "".join(out)
-
-
-def _canon(v, out):
-    t = type(v)
-    if t is str:
-        out.append(_quote(v))
-    elif t is bool:
-        out.append("true" if v else "false")
-    elif t is int:
-        out.append(str(v))
-    elif t is dict:
-        sep = "{"
-        for k in sorted(v):
-            if type(k) is not str:
-                raise ValueError("key not a string")
-            out.append(sep + _quote(k) + ":")
-            _canon(v[k], out)
-            sep = ","
-        out.append("}" if sep == "," else "{}")
-    elif t is list:
-        sep = "["
-        for x in v:
-            out.append(sep)
-            _canon(x, out)
-            sep = ","
-        out.append("]" if sep == "," else "[]")
-    else:
-        raise ValueError("no canonical form for %s" % t)
-
-
-def canonical(v):
-    """UTF-8 bytes of `v` as canonical JSON: object keys sorted by code point, no spaces,
-    strings as is except \\" \\\\ and \\u00XX for controls; only dict, list, str, int, bool.
-    ValueError for anything else (floats, null) or a string UTF-8 cannot carry."""
-    out = []
-    _canon(v, out)
-    return "".join(out).encode()
-
-
-def _line(msg, key):
-    body = canonical(msg)
-    sig = binascii.hexlify(key.mac(body))
-    return body[:-1] + b',"sig":"' + sig + b'"}\n'
-
-
-def encode(msg, key):
-    """The signed line of `msg` (a dict without "sig") under `key` (bytes). Checks nothing:
-    Encoder.build is the checked way; this one also makes bad messages for tests."""
-    return _line(msg, _Key(key))
 
 
 # --- fields of each message type ----------------------------------------------------------
@@ -218,7 +108,8 @@ DESK_TYPES = {   # desk -> table
     "extend": ((("round", _uint), ("ms", _uint)), (), 1),
     "rules": ((("name", _str), ("settings", _settings)), (), 0),
     "ack": ((("round", _uint), ("events", _uint)), (), 1),
-    "sync": ((("t1", _int), ("t2", _int), ("t3", _int)), (), 1),
+    # the request's t1 echoed, the desk's receive and send ms, re: the request's seq
+    "sync": ((("t1", _int), ("t2", _int), ("t3", _int), ("re", _uint)), (), 1),
 }
 TABLE_TYPES = {  # table -> desk
     "hello": ((("board", _str), ("fw", _str)), (("battery", _pct),), 1),
@@ -276,7 +167,7 @@ class Encoder:
     def __init__(self, event_key, boot, tbl=None):
         self.tbl = tbl
         self._types = DESK_TYPES if tbl is None else TABLE_TYPES
-        self._key = _Key(event_key if tbl is None else table_key(event_key, tbl))
+        self._key = Key(event_key if tbl is None else table_key(event_key, tbl))
         self.seq = boot * SEQ_BOOT
         self._end = self.seq + SEQ_BOOT
 
@@ -284,7 +175,7 @@ class Encoder:
         """The line (bytes, with "\\n") of message `k`; ValueError if the receiver would drop it
         (bad field, over MAX_LINE_BYTES) or this boot's SEQ_BOOT seqs are used up (the sender
         persists boot + 1 and makes a new Encoder)."""
-        if (tbl is None) != (self.tbl is None):
+        if (tbl is None) == (self.tbl is None):
             raise ValueError("tbl is given at the desk, and only there")
         msg = dict(fields)
         size = len(msg)
@@ -297,7 +188,7 @@ class Encoder:
             raise ValueError("%s: %s" % why)
         if self.seq >= self._end:
             raise ValueError("no seq left in this boot")
-        line = _line(msg, self._key)
+        line = signed_line(msg, self._key)
         if len(line) > MAX_LINE_BYTES + 1:
             raise ValueError("line of %d bytes" % len(line))
         self.seq += 1
@@ -309,21 +200,22 @@ class Decoder:
     commands addressed to tbl or to all (0; `tables` may narrow it), signed with the event key,
     each seq above the last (sender 0, the desk). At the desk leave tbl None: it takes reports
     of any table, signed with that table's key, each seq once and at most REPORT_WINDOW late
-    (sender = the table's id).
-    `seen` {sender: seq} continues from seqs acted on before a restart: the app persists
-    last_seq(sender) with what it journals."""
+    (sender = the table's id). A sender's sync messages are a stream of their own, so a sync
+    overtaking a command (another MQTT topic or QoS) cannot get the command dropped.
+    `seen` {sender: seq} continues the command streams from before a restart: the app
+    persists last_seq(sender) with what it journals."""
 
     def __init__(self, event_key, tbl=None, seen=None):
         self.tbl = tbl
         self._types = TABLE_TYPES if tbl is None else DESK_TYPES
         self._event_key = event_key
-        self._keys = {}                      # sender -> _Key
+        self._keys = {}                      # sender -> Key
         if tbl is not None:
-            self._keys[0] = _Key(event_key)
+            self._keys[0] = Key(event_key)
         self._window = REPORT_WINDOW if tbl is None else 1
-        self._seen = {}                      # sender -> (highest seq, bit i: highest - i seen)
+        self._seen = {}      # (sender, is sync) -> (highest seq, bit i: highest - i taken)
         for sender in seen or ():
-            self._seen[sender] = (seen[sender], (1 << self._window) - 1)
+            self._seen[(sender, False)] = (seen[sender], (1 << self._window) - 1)
         self._buf = bytearray(MAX_LINE_BYTES)
         self._mv = memoryview(self._buf)
         self._n = 0                          # bytes of the current line in _buf
@@ -334,8 +226,9 @@ class Decoder:
         self.last_drop = None                # "reason: key", for logs
 
     def last_seq(self, sender):
-        """The highest seq taken from `sender` (0: the desk; n: table n), or None."""
-        s = self._seen.get(sender)
+        """The highest seq of a command or report (not sync) taken from `sender` (0: the
+        desk; n: table n), or None."""
+        s = self._seen.get((sender, False))
         return s[0] if s else None
 
     def feed(self, data):
@@ -386,28 +279,28 @@ class Decoder:
         if why:
             return self._drop(why[0], why[1])
         tbl = msg["tbl"]
-        if self.tbl is not None and (tbl not in (0, self.tbl) or self.tbl not in msg.get("tables", (self.tbl,))):
+        if self.tbl is not None and (tbl not in (0, self.tbl)
+                                     or self.tbl not in msg.get("tables", (self.tbl,))):
             return self._drop("table", str(tbl))
         if sig is None:
             return self._drop("unsigned", msg["k"])
         sender = 0 if self.tbl is not None else tbl
-        key = self._keys.get(sender)
-        if key is None:
-            key = self._keys[sender] = _Key(table_key(self._event_key, tbl))
+        key = self._keys.get(sender) or Key(table_key(self._event_key, tbl))
         try:
             body = canonical(msg)
         except ValueError:                   # a lone surrogate in a string
             return self._drop("field", "not canonical")
-        if not _same(sig, binascii.hexlify(key.mac(body)).decode()):
+        if not same(sig, binascii.hexlify(key.mac(body)).decode()):
             return self._drop("sig", msg["k"])
-        if not self._fresh(sender, msg["seq"]):
+        self._keys[sender] = key             # cached once a table has proved it holds it
+        if not self._fresh((sender, msg["k"] == "sync"), msg["seq"]):
             return self._drop("replay", str(msg["seq"]))
         return msg
 
-    def _fresh(self, sender, seq):
-        # True (and remembered) if `seq` was never taken from `sender` and is less than
+    def _fresh(self, stream, seq):
+        # True (and remembered) if `seq` was never taken on `stream` and is less than
         # `_window` below the highest taken; a window of 1 means strictly increasing.
-        top, bits = self._seen.get(sender, (-1, 0))
+        top, bits = self._seen.get(stream, (-1, 0))
         if seq > top:
             shift = seq - top
             bits = ((bits << shift) | 1) & ((1 << self._window) - 1) if shift < self._window else 1
@@ -417,5 +310,5 @@ class Decoder:
             if back >= self._window or (bits >> back) & 1:
                 return False
             bits |= 1 << back
-        self._seen[sender] = (top, bits)
+        self._seen[stream] = (top, bits)
         return True

@@ -1,0 +1,119 @@
+# The signed bytes of the desk<->table protocol (docs/protocol.md, "Signing").
+#
+# Pure and MicroPython-compatible. HMAC-SHA256 built on hashlib.sha256 (MicroPython has no
+# hmac module; RFC 4231 vectors in tests/core/test_wire.py), the canonical JSON that is
+# signed, and the signed line:
+#   signed bytes = canonical(message without "sig")   (sorted keys, no spaces)
+#   line         = signed bytes with ,"sig":"<hex HMAC>" put before the closing brace, + \n
+# Split from wire.py so that each compiles from source in a small heap.
+import binascii
+import hashlib
+
+
+# --- HMAC-SHA256 (RFC 2104) ----------------------------------------------------------------
+
+class Key:
+    """One HMAC key, its padded blocks computed once."""
+
+    def __init__(self, key):
+        if len(key) > 64:
+            key = hashlib.sha256(key).digest()
+        key = key + bytes(64 - len(key))
+        self._inner = bytes(b ^ 0x36 for b in key)
+        self._outer = bytes(b ^ 0x5C for b in key)
+
+    def mac(self, data):
+        h = hashlib.sha256(self._inner)
+        h.update(data)
+        h2 = hashlib.sha256(self._outer)
+        h2.update(h.digest())
+        return h2.digest()
+
+
+def hmac_sha256(key, data):
+    return Key(key).mac(data)
+
+
+def table_key(event_key, tbl):
+    """The key table `tbl` signs its reports with. Every board holds the event key, so this
+    separates directions and tables; it does not protect against a stolen board."""
+    return hmac_sha256(event_key, b"table:" + str(tbl).encode())
+
+
+def same(a, b):
+    # Compare a received sig with the expected hex in time independent of where they differ.
+    if type(a) is not str or len(a) != len(b):
+        return False
+    diff = 0
+    for i in range(len(b)):
+        diff |= ord(a[i]) ^ ord(b[i])
+    return diff == 0
+
+
+# --- canonical JSON ----------------------------------------------------------------------
+
+def _quote(s):
+    for c in s:
+        if c < " " or c == '"' or c == "\\":
+            break
+    else:
+        return '"' + s + '"'
+    out = ['"']
+    for c in s:
+        if c == '"' or c == "\\":
+            out.append("\\" + c)
+        elif c < " ":
+            out.append("\\u%04x" % ord(c))
+        else:
+            out.append(c)
+    out.append('"')
+    return "".join(out)
+
+
+def _canon(v, out):
+    t = type(v)
+    if t is str:
+        out.append(_quote(v))
+    elif t is bool:
+        out.append("true" if v else "false")
+    elif t is int:
+        out.append(str(v))
+    elif t is dict:
+        sep = "{"
+        for k in sorted(v):
+            if type(k) is not str:
+                raise ValueError("key not a string")
+            out.append(sep + _quote(k) + ":")
+            _canon(v[k], out)
+            sep = ","
+        out.append("}" if sep == "," else "{}")
+    elif t is list:
+        sep = "["
+        for x in v:
+            out.append(sep)
+            _canon(x, out)
+            sep = ","
+        out.append("]" if sep == "," else "[]")
+    else:
+        raise ValueError("no canonical form for %s" % t)
+
+
+def canonical(v):
+    """UTF-8 bytes of `v` as canonical JSON: object keys sorted by code point, no spaces,
+    strings as is except \\" \\\\ and \\u00XX for controls; only dict, list, str, int, bool.
+    ValueError for anything else (floats, null) or a string UTF-8 cannot carry."""
+    out = []
+    _canon(v, out)
+    return "".join(out).encode()
+
+
+def signed_line(msg, key):
+    body = canonical(msg)
+    sig = binascii.hexlify(key.mac(body))
+    return body[:-1] + b',"sig":"' + sig + b'"}\n'
+
+
+def encode(msg, key):
+    """The signed line of `msg` (a dict without "sig") under `key` (bytes). Checks nothing:
+    Encoder.build is the checked way; this one also makes bad messages for tests."""
+    return signed_line(msg, Key(key))
