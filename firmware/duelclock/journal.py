@@ -31,7 +31,8 @@
 import os
 from binascii import crc32
 
-from duelclock.core.record import dumps_event, MAX_LINE_BYTES
+from duelclock.core.jsonio import dumps_event
+from duelclock.core.record import MAX_LINE_BYTES
 
 ENOSPC = 28                      # POSIX and littlefs; MicroPython's errno lacks the name
 CHUNK_BYTES = 512

@@ -1,6 +1,7 @@
 # `micropython -m duelclock.replay FILE` (and `duelclock replay FILE` on the desk):
 # print the verdict of a match record. Exit 0 with a verdict whatever was rejected;
 # exit 2 with one line on stderr when the input is not a match record.
+import gc
 import sys
 
 from duelclock.core.record import MAX_LINE_BYTES, RecordError
@@ -11,34 +12,37 @@ CHUNK_BYTES = 512
 
 def read_lines(f):
     """Yield each line of binary file `f` as bytes, or None for a line longer than
-    MAX_LINE_BYTES, which is skipped without holding it in memory (a 64 KB heap)."""
-    part = b""
+    MAX_LINE_BYTES, which is skipped without holding it in memory: one preallocated line
+    buffer and one chunk buffer, so a 10 MB line costs nothing in a 64 KB heap."""
+    line = bytearray(MAX_LINE_BYTES)
+    chunk = bytearray(CHUNK_BYTES)
+    mv = memoryview(chunk)
+    n = 0                     # bytes of the current line in `line`
     too_long = False
     while True:
-        chunk = f.read(CHUNK_BYTES)
-        if not chunk:
+        got = f.readinto(chunk)
+        if not got:
             break
         start = 0
-        while True:
-            nl = chunk.find(b"\n", start)
+        while start < got:
+            nl = chunk.find(b"\n", start, got)
+            end = got if nl < 0 else nl
+            if not too_long:
+                if n + end - start > MAX_LINE_BYTES:
+                    too_long = True
+                else:
+                    line[n:n + end - start] = mv[start:end]
+                    n += end - start
             if nl < 0:
                 break
-            if too_long:
-                yield None
-            else:
-                yield part + chunk[start:nl]
-            part = b""
+            yield None if too_long else bytes(line[:n])
+            n = 0
             too_long = False
             start = nl + 1
-        if not too_long:
-            part += chunk[start:]
-            if len(part) > MAX_LINE_BYTES:
-                part = b""
-                too_long = True
     if too_long:
         yield None
-    elif part:
-        yield part
+    elif n:
+        yield bytes(line[:n])
 
 
 def replay_file(path, with_sheet=False):
@@ -47,7 +51,8 @@ def replay_file(path, with_sheet=False):
     with open(path, "rb") as f:
         for line in read_lines(f):
             r.feed(line)
-    r.verdict_json()          # raises RecordError for an empty file
+    if r.match is None:
+        raise RecordError("not a match record: no events")
     return r
 
 
@@ -63,6 +68,7 @@ def main(argv):
     except OSError as e:
         sys.stderr.write("replay: cannot read %s: %s\n" % (argv[0], e))
         return 2
+    gc.collect()              # a 64 KB heap is fragmented by then: compact before the big string
     print(r.verdict_json())
     return 0
 

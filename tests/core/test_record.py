@@ -1,5 +1,6 @@
 # The record format: event checks, line parsing, JSON out (shared/spec/events.md).
-from duelclock.core.record import check_event, parse_line, dumps_event, dumps_verdict, MAX_LINE_BYTES
+from duelclock.core.record import check_event, parse_line, MAX_LINE_BYTES
+from duelclock.core.jsonio import dumps_event, dumps_verdict
 from duelclock.core.replay import Replay
 from duelclock.core.record import RecordError
 
@@ -104,3 +105,19 @@ def test_non_ascii_text_is_escaped_the_same_everywhere():
     line = dumps_event({"t": 1, "ev": "penalty", "p": "A", "kind": "caution", "code": "지각 J\u00fcrgen \U0001F600"})
     assert line == ('{"t": 1, "ev": "penalty", "code": "\\uc9c0\\uac01 J\\u00fcrgen \\ud83d\\ude00", '
                     '"kind": "caution", "p": "A"}')
+
+
+def test_strict_json_refuses_what_either_decoder_would_bend():
+    from duelclock.core.jsonio import strict_json
+    good = ('{"t": 1, "ev": "tick"}', '[]', '{}', ' {"a": [1, -2.5e+3, true, false, null, "x\\"\\\\\\u00e9"]} ',
+            '"\\n"', '0', '-0.1', '{"k": "지각"}')
+    bad = ('{"t": 1,}', '[1,]', '{"t" 1}', '{"t": 01}', '{"t": 1.}', '{"t": .5}', '{"t": NaN}',
+           '{"t": Infinity}', '\ufeff{}', '{"a": "\x01"}', '{"a": "\\x"}', '{"a": "\\ud83d\\ude00"}',
+           '{"a": 1} x', '', '[' * 9 + ']' * 9, '{"a": tru}', '{"a": "unterminated}', "{'a': 1}",
+           '{"a": 1}\x00', '-', '1e', '{"a":[1 2]}')
+    for s in good:
+        assert strict_json(s), s
+    for s in bad:
+        assert not strict_json(s), repr(s)
+    assert strict_json('[' * 8 + ']' * 8)
+    assert parse_line(b'{"t":1,"ev":"duel_start","first":"A",}') == (None, "not JSON")

@@ -97,3 +97,12 @@ def test_a_judges_penalty_is_not_voidable_as_automatic():
     m = new()
     ok(m, MIN, "penalty", p="A", kind="warning", code="tardiness")
     assert no(m, 2 * MIN, "judge_void", p="A", code="tardiness") is not None
+
+
+def test_a_void_that_gives_the_second_win_ends_the_match():
+    m = new(seating=True)
+    ok(m, 1000, "penalty", p="B", kind="duel_loss", code="deck_size")
+    ok(m, 5 * MIN, "tick")                  # nobody seated: duel 2 lost by both
+    ok(m, 5 * MIN + 10000, "seated", p="A")
+    ok(m, 5 * MIN + 20000, "judge_void", p="A", code="tardiness")
+    assert v(m, "wins") == {"A": 2, "B": 0} and v(m, "result") == "A"

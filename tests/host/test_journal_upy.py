@@ -11,7 +11,7 @@ import os
 
 import pytest
 
-from duelclock.core.record import dumps_event
+from duelclock.core.jsonio import dumps_event
 from duelclock.journal import Journal, JournalFull
 from tests.host.upy import run_upy
 

@@ -5,7 +5,7 @@
 # littlefs-only tests (power cuts, journal full, the RAM disk itself) are not defined.
 import os
 
-from duelclock.core.record import dumps_event
+from duelclock.core.jsonio import dumps_event
 from duelclock.core.replay import Replay
 from duelclock.journal import Journal, JournalFull
 

@@ -159,13 +159,13 @@ class EventRules:
         if i < 0:
             return "no automatic penalty with that code for that player"
         pen = self.penalties[i]
-        if pen["kind"] == "duel_loss":
-            # Only a duel lost without play, and only while no duel has been played since.
-            if self.in_duel or pen["duel_ix"] != len(self.duels) - 1:
-                return "a duel has been played since that penalty"
-            self._unwin(p)
+        # A duel loss only for a duel lost without play, while no duel has been played since.
+        if pen["kind"] == "duel_loss" and (self.in_duel or pen["duel_ix"] != len(self.duels) - 1):
+            return "a duel has been played since that penalty"
         self.penalties = self.penalties[:i] + self.penalties[i + 1:]
         self.excused[p] = True
         self.undo_to = None
         self._note(t, "void", (p, pen["kind"], code))
+        if pen["kind"] == "duel_loss":
+            self._unwin(t, p)
         return None

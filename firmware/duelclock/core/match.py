@@ -163,7 +163,7 @@ class Match(TimeRules, EventRules):
         self.penalties = self.penalties + [pen]
         self._note(t, "penalty", pen)
 
-    def _unwin(self, p):
+    def _unwin(self, t, p):
         """Void p's penalty duel loss: the duel lost without play goes back (or, where both
         players lost it, is now lost by the other player only)."""
         last = self.duels[-1]
@@ -171,6 +171,7 @@ class Match(TimeRules, EventRules):
             self.duels = self.duels[:-1] + [{"winner": p, "by": "penalty"}]
             self.wins = dict(self.wins)
             self.wins[p] += 1
+            self._settle(t, p)
         else:
             self.duels = self.duels[:-1]
             self.wins = dict(self.wins)
@@ -201,6 +202,10 @@ class Match(TimeRules, EventRules):
             self.wins = dict(self.wins)
             self.wins[winner] += 1
         self._note(t, "duel_over", (winner, by))
+        self._settle(t, winner)
+
+    def _settle(self, t, winner):
+        # A duel won (in play, without play, or given back by a void) may decide the match.
         if winner in PLAYERS and (self.wins[winner] >= 2 or self.decide_first_win):
             self._match_over(t, winner)
 

@@ -6,8 +6,10 @@
 # byte-identical verdicts (MicroPython dicts do not keep insertion order).
 import json
 
+from duelclock.core.jsonio import strict_json
+
 PLAYERS = ("A", "B")
-MAX_LINE_BYTES = 4096          # a longer line is rejected unread (a record line is < 200 bytes)
+MAX_LINE_BYTES = 1024          # a longer line is rejected unread (a record line is < 200 bytes)
 MAX_AMOUNT = 1000000000        # |LP change|, LP total and judge fix bound: a 31-bit small int on boards
 MAX_T_MS = 100000000000        # about 27 hours either side of the round start
 KINDS = ("swiss", "elimination")
@@ -179,6 +181,10 @@ def parse_line(line):
     if len(line) > MAX_LINE_BYTES:
         return None, "line longer than %d bytes" % MAX_LINE_BYTES
     try:
+        if type(line) is not str:
+            line = line.decode()
+        if not strict_json(line):
+            return None, "not JSON"
         ev = json.loads(line)
     except (ValueError, UnicodeError):
         return None, "not JSON"
@@ -186,63 +192,3 @@ def parse_line(line):
     if why:
         return None, why
     return ev, None
-
-
-# --- JSON out, fixed key order -------------------------------------------------------
-
-def _q(s):
-    """A JSON string as CPython writes it (ensure_ascii): MicroPython's json.dumps leaves
-    non-ASCII characters raw, so both escape them here to print the same bytes."""
-    out = json.dumps(s)
-    for c in out:
-        if ord(c) > 127:
-            break
-    else:
-        return out
-    parts = []
-    for c in out:
-        n = ord(c)
-        if n < 128:
-            parts.append(c)
-        elif n < 0x10000:
-            parts.append("\\u%04x" % n)
-        else:
-            n -= 0x10000
-            parts.append("\\u%04x\\u%04x" % (0xD800 + (n >> 10), 0xDC00 + (n & 0x3FF)))
-    return "".join(parts)
-
-
-def dumps_obj(pairs):
-    """JSON object from (key, already-encoded value) pairs, in that order."""
-    return "{" + ", ".join(_q(k) + ": " + v for k, v in pairs) + "}"
-
-
-def dumps_list(items):
-    return "[" + ", ".join(items) + "]"
-
-
-def dumps_ab(d):
-    return dumps_obj((("A", str(d["A"])), ("B", str(d["B"]))))
-
-
-def dumps_event(ev):
-    """An event in the interchange form: t and ev first, then the other keys sorted."""
-    pairs = [("t", str(ev["t"])), ("ev", _q(ev["ev"]))]
-    for k in sorted(ev):
-        if k != "t" and k != "ev":
-            v = ev[k]
-            pairs.append((k, _q(v) if type(v) is str else json.dumps(v)))
-    return dumps_obj(pairs)
-
-
-def dumps_verdict(v, rejected):
-    """The verdict of events.md as one JSON line. `v` is Match.verdict(); `rejected`
-    a list of (index, why)."""
-    duels = dumps_list([dumps_obj((("winner", _q(d["winner"])), ("by", _q(d["by"])))) for d in v["duels"]])
-    pens = dumps_list([dumps_obj((("p", _q(x["p"])), ("kind", _q(x["kind"])), ("code", _q(x["code"]))))
-                       for x in v["penalties"]])
-    rej = dumps_list([dumps_obj((("index", str(i)), ("why", _q(w)))) for i, w in rejected])
-    return dumps_obj((
-        ("result", _q(v["result"])), ("wins", dumps_ab(v["wins"])), ("duels", duels),
-        ("phase", _q(v["phase"])), ("lp", dumps_ab(v["lp"])), ("penalties", pens),
-        ("rejected", rej)))

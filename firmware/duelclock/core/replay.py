@@ -1,6 +1,7 @@
 # Replay: lines of a match record in, the match and its rejections out. Pure: the caller
 # reads the file (or the journal) and feeds lines; see duelclock/replay.py for the CLI.
-from duelclock.core.record import RecordError, parse_line, dumps_verdict
+from duelclock.core.record import RecordError, parse_line
+from duelclock.core.jsonio import dumps_verdict
 from duelclock.core.match import Match
 
 
