@@ -1,0 +1,163 @@
+# The simulator's table: the MicroPython unix port with simulated hardware. Wiring only: the
+# exported names are the same on every board (boards/README.md); the simulator wires this
+# one through environment variables, read at import:
+#
+#   DUELCLOCK_SIM_SIZE    WxH, or WxH:mono / WxH:rgb; default 240x135. Up to 128 pixels wide
+#                         it is mono unless told (128x64 is the ESP32 board's OLED).
+#   DUELCLOCK_SIM_FB      a file that each show() replaces (write, then rename) with the raw
+#                         frame, no header: RGB565 high byte first as an ST7789 receives it,
+#                         or MONO_VLSB as an SSD1306 receives it. Unset: frames are counted.
+#   DUELCLOCK_SIM_KEYS    where key presses come from: lines of intent names (core/keys.py
+#                         INTENTS; other lines are dropped), read without blocking at each
+#                         scan. socket://HOST:PORT (connects to the simulator), fd:N (an
+#                         inherited pipe) or a path (a FIFO, a file). Unset: only push().
+#   DUELCLOCK_SIM_SERIAL  the desk link: socket://HOST:PORT, fd:N or a path (a pty).
+#                         Unset: this process's stdin and stdout, as USB CDC on a board.
+#   DUELCLOCK_SIM_FS      the directory for the journal; default: the current directory.
+#
+# Keys: the simulator sends intents, so every intent is its own key (short only) and `keys`
+# passes them through; push(intent) injects one from a script in this process.
+# Buzzer, LED: counted (beeps, flashes). Battery: not measured.
+import os
+import select
+import socket
+import sys
+
+import framebuf
+
+from duelclock.core.keys import INTENTS
+from duelclock.drivers.duplex import Duplex
+
+BOARD = "SIM"
+_size, _, _kind = (os.getenv("DUELCLOCK_SIM_SIZE") or "240x135").partition(":")
+WIDTH, HEIGHT = [int(n) for n in _size.split("x")]
+mono = _kind == "mono" if _kind else WIDTH <= 128
+renderer_kind = "fb"
+HAS_WIFI = True                         # the host's network: MQTT works as over Wi-Fi
+FS_PREFIX = (os.getenv("DUELCLOCK_SIM_FS") or ".").rstrip("/") + "/"
+
+
+def _open(spec, mode):
+    if spec.startswith("socket://"):
+        host, port = spec[9:].rsplit(":", 1)
+        s = socket.socket()
+        s.connect(socket.getaddrinfo(host, int(port))[0][-1])
+        s.setsockopt(6, 1, 1)           # TCP_NODELAY: no Nagle wait on small writes
+        return s
+    if spec.startswith("fd:"):
+        return open(int(spec[3:]), mode)
+    return open(spec, mode)
+
+
+class _Screen:
+    def __init__(self, width, height, mono, path):
+        if mono:
+            self.buf = bytearray(width * ((height + 7) // 8))
+            self.fb = framebuf.FrameBuffer(self.buf, width, height, framebuf.MONO_VLSB)
+        else:
+            self.buf = bytearray(width * height * 2)
+            self.fb = framebuf.FrameBuffer(self.buf, width, height, framebuf.RGB565)
+        self.mono = mono
+        self.swap = not mono            # RGB565 high byte first, as the ST7789 board's frame
+        self.path = path
+        self.level = 1                  # backlight, as last set
+        self.frames = 0
+
+    def show(self):
+        self.frames += 1
+        if self.path:
+            tmp = self.path + ".tmp"
+            f = open(tmp, "wb")
+            try:
+                f.write(self.buf)
+            finally:
+                f.close()
+            os.rename(tmp, self.path)
+
+    def backlight(self, level):
+        self.level = max(0, min(1, level))
+
+
+display = _Screen(WIDTH, HEIGHT, mono, os.getenv("DUELCLOCK_SIM_FB"))
+
+KEYMAP = {}
+for _intent in INTENTS:
+    KEYMAP[_intent] = (_intent, None, None)
+
+
+class _VirtualKeys:
+    def __init__(self, stream):
+        self.stream = stream
+        self.poller = None
+        if stream is not None:
+            self.poller = select.poll()
+            self.poller.register(stream, select.POLLIN)
+        self.line = b""
+        self.queue = []
+        self.out = []
+
+    def push(self, intent):
+        self.queue.append(intent)
+
+    def scan(self, now_ms):
+        """The intents since the last scan (a reused list, as core.keys.Keys.scan)."""
+        out = self.out
+        while out:
+            out.pop()
+        while self.poller is not None and self.poller.poll(0):
+            c = self.stream.read(1)
+            if not c:                   # end of file: nothing more for now
+                break
+            if c != b"\n":
+                self.line += c
+                continue
+            name = self.line.decode().strip()
+            self.line = b""
+            if name in KEYMAP:
+                self.queue.append(name)
+        while self.queue:
+            out.append(self.queue.pop(0))
+        return out
+
+
+_keys_from = os.getenv("DUELCLOCK_SIM_KEYS")
+keys = _VirtualKeys(_open(_keys_from, "rb") if _keys_from else None)
+
+
+class _Buzzer:
+    def __init__(self):
+        self.beeps = 0
+
+    def beep(self, count):
+        self.beeps += count
+
+
+class _Led:
+    def __init__(self):
+        self.on = False
+        self.flashes = 0
+
+    def __call__(self, on):
+        if on and not self.on:
+            self.flashes += 1
+        self.on = bool(on)
+
+
+buzzer = _Buzzer()
+led = _Led()
+battery_pct = None
+
+
+def open_serial():
+    """A socket as it is (the link uses recv/send); files and stdio through Duplex, whose
+    read(n) does not wait for n bytes."""
+    spec = os.getenv("DUELCLOCK_SIM_SERIAL")
+    if not spec:
+        return Duplex(sys.stdin.buffer, sys.stdout.buffer)
+    s = _open(spec, "r+b")
+    return s if spec.startswith("socket://") else Duplex(s, s)
+
+
+def connect_wifi(ssid, password, timeout_s=20):
+    """The host's network is up already."""
+    return True

@@ -1,0 +1,203 @@
+# Physical keys in, UI intents out. Pure: the caller passes now_ms, a millisecond count that
+# only grows (the app's own clock, not a raw ticks_ms that wraps after 2**30 ms).
+#
+# A board gives `pressed`, a callable returning the names of the keys held now (a set, tuple
+# or list; like Hinch's and Adafruit's buttons, a key is just something callable), and its
+# KEYMAP: name -> (short, long or None, hold or None). A name "X+Y" is a chord: X and Y held
+# together. Each key (and each chord) runs this machine once its level has been stable for
+# debounce_ms; times count from the first reading of the new level:
+#
+#   UP --press--> PENDING --release--> short ------------------------------------> UP
+#                    |--held long_ms--> long (or the first hold) --> HELD --release--> UP
+#                    |--another key pressed--> short now (rollover) --> SPENT --release--> UP
+#                    +--completes a chord with keys all PENDING--> SPENT (the chord runs)
+#   HELD --every repeat_ms--> hold (repeats missed while nobody scanned are dropped)
+#
+# A key with neither long nor hold that is in no chord skips PENDING: short on press. The
+# rollover rule keeps typing order when a finger lands before the previous one lifts. A
+# chord releases when any of its parts does; the parts stay SPENT until they are released.
+#
+# scan() is called every 10-20 ms on a board and allocates nothing while at most 4 intents
+# come out of one scan (measured under micropython.heap_lock in tests/core/test_keys.py):
+# per-key state lives in preallocated lists, and the returned list is reused, so the caller
+# consumes it before the next scan. Lists are emptied by pop(): clear() and del l[:]
+# allocate (a slice, a shrink), pop() does not while the list is at its minimum size.
+# Measured on the unix port (x86-64): an idle scan takes 6 us with the ESP32 keypad's 16 keys,
+# 2 us with the Pico's 4 keys and a chord (not measured on a board yet).
+
+# The intent vocabulary of core/ui.py (its header lists the same names).
+INTENTS = ("a", "b", "0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "00", "000", "sign",
+           "ok", "back", "undo", "turn", "menu", "up", "down", "up_fast", "down_fast")
+
+UP = 0
+PENDING = 1     # down; short, long or a chord still possible
+HELD = 2        # long or hold fired: only hold repeats follow
+SPENT = 3       # taken by a chord or by rollover: nothing more until released
+
+
+class Keys:
+    def __init__(self, pressed, keymap, long_ms=700, repeat_ms=150, debounce_ms=20):
+        self.pressed = pressed
+        self.long_ms = long_ms
+        self.repeat_ms = repeat_ms
+        self.debounce_ms = debounce_ms
+        names = sorted(keymap)          # a fixed order: MicroPython dicts keep none
+        phys = [n for n in names if "+" not in n]
+        chords = [n for n in names if "+" in n]
+        self.names = phys + chords
+        self.n_phys = n_phys = len(phys)
+        total = len(self.names)
+        self.short = []
+        self.long = []
+        self.hold = []
+        for name in self.names:
+            short, long, hold = keymap[name]
+            self.short.append(short)
+            self.long.append(long)
+            self.hold.append(hold)
+        self.parts = [()] * total       # chord -> indices of its keys
+        chords_of = [[] for _ in range(n_phys)]
+        for c in range(n_phys, total):
+            parts = []
+            for p in self.names[c].split("+"):
+                if p not in phys:
+                    raise ValueError("chord %s: no key %s in the keymap" % (self.names[c], p))
+                parts.append(phys.index(p))
+                chords_of[phys.index(p)].append(c)
+            self.parts[c] = tuple(parts)
+        self.chords_of = [tuple(c) for c in chords_of]
+        self.immediate = [i < n_phys and not chords_of[i] and self.long[i] is None
+                          and self.hold[i] is None for i in range(total)]
+        self.level = [False] * n_phys   # debounced level
+        self.raw = [False] * n_phys     # last reading
+        self.raw_ms = [0] * n_phys      # when the reading last changed
+        self.edge = [0] * n_phys        # this scan: 1 pressed, -1 released
+        self.state = [UP] * total
+        self.t0 = [0] * total           # press (or chord) time
+        self.next_ms = [0] * total      # next hold repeat
+        self.scan_no = 0
+        self.born = [0] * total         # scan_no of the press: same-scan presses are one chord
+        self.out = []
+
+    def scan(self, now_ms):
+        """The intents since the last scan, in order (a reused list: read it before the
+        next scan)."""
+        out = self.out
+        _empty(out)
+        self.scan_no += 1
+        down = self.pressed()
+        n = self.n_phys
+        level = self.level
+        raw = self.raw
+        edge = self.edge
+        for i in range(n):
+            r = self.names[i] in down
+            if r != raw[i]:
+                raw[i] = r
+                self.raw_ms[i] = now_ms
+            if r != level[i] and now_ms - self.raw_ms[i] >= self.debounce_ms:
+                level[i] = r
+                edge[i] = 1 if r else -1
+            else:
+                edge[i] = 0
+        for i in range(n):
+            if edge[i] < 0:
+                for c in self.chords_of[i]:
+                    self._release(c)
+                self._release(i)
+        for i in range(n):
+            if edge[i] > 0 and self.state[i] == UP:
+                self._press(i)
+        self._timers(now_ms)
+        return out
+
+    def _release(self, k):
+        if self.state[k] == PENDING:
+            self.out.append(self.short[k])
+        self.state[k] = UP
+
+    def _press(self, i):
+        t = self.raw_ms[i]
+        state = self.state
+        for c in self.chords_of[i]:
+            if self._chord_ready(c, i):
+                for p in self.parts[c]:
+                    state[p] = SPENT
+                self._start(c, t)
+                return
+        for k in range(len(state)):     # rollover: earlier presses give their short now
+            if state[k] == PENDING and self.born[k] != self.scan_no:
+                self.out.append(self.short[k])
+                state[k] = SPENT
+        self._start(i, t)
+
+    def _chord_ready(self, c, i):
+        for p in self.parts[c]:
+            if p != i and not (self.level[p] and (self.state[p] == PENDING or
+                                                  (self.state[p] == UP and self.edge[p] > 0))):
+                return False
+        return True
+
+    def _start(self, k, t):
+        self.born[k] = self.scan_no
+        if self.immediate[k]:
+            self.out.append(self.short[k])
+            self.state[k] = SPENT
+        else:
+            self.state[k] = PENDING
+            self.t0[k] = t
+
+    def _timers(self, now_ms):
+        state = self.state
+        for k in range(len(state)):
+            if state[k] == PENDING:
+                if now_ms - self.t0[k] >= self.long_ms and (self.long[k] is not None or
+                                                             self.hold[k] is not None):
+                    self.out.append(self.long[k] if self.long[k] is not None else self.hold[k])
+                    state[k] = HELD
+                    self.next_ms[k] = self.t0[k] + self.long_ms + self.repeat_ms
+            elif state[k] == HELD and self.hold[k] is not None and now_ms >= self.next_ms[k]:
+                self.out.append(self.hold[k])
+                nxt = self.next_ms[k] + self.repeat_ms
+                self.next_ms[k] = nxt if nxt > now_ms else now_ms + self.repeat_ms
+
+
+def matrix_pressed(rows, cols, layout, out=None):
+    """The names held on a key matrix: each row pin is driven low in turn and the column pins
+    (inputs with pull-ups) read low where a key joins them. Rows should be open-drain (or
+    inputs between scans) so two keys in one column never short a high row to a low one.
+    layout[r][c] names the key at row r, column c (tuples of str: indexing a str allocates).
+    Fills and returns `out` when given. Without diodes, three keys on a rectangle also
+    report the fourth corner."""
+    if out is None:
+        out = []
+    else:
+        _empty(out)
+    for r in range(len(rows)):
+        row = rows[r]
+        row.value(0)
+        names = layout[r]
+        for c in range(len(cols)):
+            if not cols[c].value():
+                out.append(names[c])
+        row.value(1)
+    return out
+
+
+def buttons_pressed(buttons, out=None):
+    """The names held among plain buttons: `buttons` holds (name, level, active) where
+    level() reads the pin and the button is held while it equals `active` (0 for a button
+    to ground with a pull-up). Fills and returns `out` when given."""
+    if out is None:
+        out = []
+    else:
+        _empty(out)
+    for b in buttons:
+        if b[1]() == b[2]:
+            out.append(b[0])
+    return out
+
+
+def _empty(lst):
+    while lst:
+        lst.pop()

@@ -1,0 +1,77 @@
+# ST7789 TFT over SPI, the smallest driver that works: init once, then show() sends the
+# whole frame. The bus and pins come ready-made (cs and dc are machine.Pin, called to set
+# them; bl is a machine.PWM or None). The frame is `fb`, a framebuf.FrameBuffer in RGB565
+# that show() sends as it is. framebuf stores a pixel low byte first and the panel reads the
+# high byte first, so colours are drawn byte-swapped (`swap`; render_fb's palette does it
+# once) instead of swapping 64800 bytes per frame.
+#
+# Frame cost: width * height * 2 bytes per show(): 64800 B at 240x135, about 8.3 ms on the
+# wire at 62.5 MHz SPI (not measured on a board yet).
+#
+# The panel's RAM is 240x320; a smaller glass shows a window of it at (x0, y0). MADCTL sets
+# the scan direction: 0x70 (MX | MV | ML) with the window at x0 40, y0 53 is the Pimoroni
+# Pico Display Pack in landscape, the way Pimoroni's own driver sets it up.
+import time
+
+import framebuf
+
+_SWRESET = b"\x01"
+_SLPOUT = b"\x11"
+_NORON = b"\x13"
+_INVON = b"\x21"
+_DISPON = b"\x29"
+_CASET = b"\x2a"
+_RASET = b"\x2b"
+_RAMWR = b"\x2c"
+_MADCTL = b"\x36"
+_COLMOD = b"\x3a"
+
+
+class ST7789:
+    swap = True                         # draw RGB565 colours with their two bytes swapped
+
+    def __init__(self, spi, cs, dc, width, height, x0=0, y0=0, madctl=0x70, bl=None):
+        self.buf = bytearray(width * height * 2)   # first: the biggest allocation
+        self.fb = framebuf.FrameBuffer(self.buf, width, height, framebuf.RGB565)
+        self.spi = spi
+        self.cs = cs
+        self.dc = dc
+        self.bl = bl
+        self.width = width
+        self.height = height
+        x1 = x0 + width - 1
+        y1 = y0 + height - 1
+        self._caset = bytes((x0 >> 8, x0 & 255, x1 >> 8, x1 & 255))
+        self._raset = bytes((y0 >> 8, y0 & 255, y1 >> 8, y1 & 255))
+        cs(1)
+        self.backlight(0)               # dark until the panel RAM holds a frame
+        self._cmd(_SWRESET)
+        time.sleep(0.15)                # datasheet: 120 ms after a reset before SLPOUT
+        self._cmd(_SLPOUT)
+        time.sleep(0.12)                # ...and after SLPOUT before the panel settles
+        self._cmd(_COLMOD, b"\x55")     # 16 bits per pixel
+        self._cmd(_MADCTL, bytes((madctl,)))
+        self._cmd(_INVON)               # IPS glass: inverted is the right way round
+        self._cmd(_NORON)
+        self.show()                     # a blank frame instead of the RAM's noise
+        self._cmd(_DISPON)
+        self.backlight(1)
+
+    def _cmd(self, cmd, data=None):
+        self.cs(0)
+        self.dc(0)
+        self.spi.write(cmd)
+        if data is not None:
+            self.dc(1)
+            self.spi.write(data)
+        self.cs(1)
+
+    def show(self):
+        self._cmd(_CASET, self._caset)
+        self._cmd(_RASET, self._raset)
+        self._cmd(_RAMWR, self.buf)
+
+    def backlight(self, level):
+        """0 (off) .. 1 (full); without a PWM backlight pin it stays on."""
+        if self.bl is not None:
+            self.bl.duty_u16(int(max(0, min(1, level)) * 65535))

@@ -1,0 +1,218 @@
+# Raw key levels to intents (core/keys.py): debounce, short/long/hold, chords, rollover,
+# matrix and button scans. Plain test_* functions, bare asserts (pytest and micropython).
+from duelclock.core.keys import Keys, matrix_pressed, buttons_pressed
+
+try:
+    from micropython import heap_lock, heap_unlock
+except ImportError:
+    heap_lock = None
+
+PICO = {"A": ("a", "menu", None), "B": ("b", "turn", None),
+        "X": ("up", None, "up_fast"), "Y": ("down", None, "down_fast"),
+        "X+Y": ("back", "undo", None)}
+
+
+class Rig:
+    """Holds a set of keys for a while, scanning every step_ms; logs (t, intent)."""
+
+    def __init__(self, keymap, step_ms=10, **kw):
+        self.held = ()
+        self.keys = Keys(lambda: self.held, keymap, **kw)
+        self.t = 0
+        self.step = step_ms
+        self.log = []
+
+    def run(self, held, ms):
+        self.held = held
+        end = self.t + ms
+        while self.t < end:
+            for intent in self.keys.scan(self.t):
+                self.log.append((self.t, intent))
+            self.t += self.step
+        return self
+
+    def intents(self):
+        return [i for _, i in self.log]
+
+
+def test_bounces_shorter_than_debounce_make_nothing():
+    r = Rig({"1": ("1", None, None)}, step_ms=1)
+    for _ in range(4):
+        r.run(("1",), 4).run((), 3)
+    assert r.intents() == []
+    r.run(("1",), 40)
+    assert r.log == [(28 + 20, "1")]        # fires on press, 20 ms after the last bounce
+    for _ in range(4):                       # bouncing on release: still one press
+        r.run((), 3).run(("1",), 3)
+    r.run((), 50)
+    assert r.intents() == ["1"]
+
+
+def test_short_on_release_before_long_ms():
+    r = Rig(PICO).run(("A",), 300)
+    assert r.intents() == []                 # could still become a long press
+    r.run((), 100)
+    assert r.log == [(320, "a")]
+
+
+def test_long_fires_once_at_long_ms_then_nothing_on_release():
+    r = Rig(PICO).run(("B",), 2000).run((), 100)
+    assert r.log == [(700, "turn")]
+
+
+def test_hold_repeats_every_repeat_ms_after_long_ms():
+    r = Rig(PICO).run(("X",), 1250).run((), 100)   # the release counts 20 ms later
+    assert r.log == [(700, "up_fast"), (850, "up_fast"), (1000, "up_fast"), (1150, "up_fast")]
+    r.log = []
+    r.run(("X",), 150).run((), 100)
+    assert r.intents() == ["up"]             # a tap is one step
+
+
+def test_long_then_hold_on_one_key():
+    r = Rig({"K": ("s", "l", "h")}, long_ms=500, repeat_ms=100).run(("K",), 760).run((), 50)
+    assert r.log == [(500, "l"), (600, "h"), (700, "h")]
+
+
+def test_repeats_missed_between_slow_scans_are_dropped_not_bunched():
+    r = Rig(PICO, step_ms=400).run(("Y",), 2400)
+    assert r.log == [(800, "down_fast"), (1200, "down_fast"), (1600, "down_fast"),
+                     (2000, "down_fast")]
+
+
+def test_two_keys_pressed_together_give_both():
+    r = Rig(PICO).run(("A", "B"), 100).run((), 100)
+    assert sorted(r.intents()) == ["a", "b"]
+    r = Rig(PICO).run(("A",), 900).run(("A", "B"), 100).run(("A",), 100).run((), 100)
+    assert r.intents() == ["menu", "b"]      # A already long-pressed: B is on its own
+
+
+def test_rollover_keeps_typing_order():
+    keymap = {"5": ("5", None, None), "*": ("00", "000", None)}
+    r = Rig(keymap).run(("*",), 50).run(("*", "5"), 50).run(("5",), 50).run((), 50)
+    assert r.intents() == ["00", "5"]       # * waited for its release, 5 fired on press
+    r = Rig(PICO).run(("X",), 60).run(("X", "A"), 60).run(("A",), 900).run((), 50)
+    assert r.intents() == ["up", "menu"]     # the pending X is cut short, A goes on
+
+
+def test_chord_short_and_long():
+    r = Rig(PICO).run(("X",), 40).run(("X", "Y"), 200).run((), 50)
+    assert r.intents() == ["back"]
+    r = Rig(PICO).run(("Y", "X"), 1000).run(("X",), 1000).run((), 50)
+    assert r.log == [(700, "undo")]          # X held on after the chord: spent
+
+
+def test_chord_needs_its_parts_fresh():
+    r = Rig(PICO).run(("X",), 710).run(("X", "Y"), 100).run(("X",), 50).run((), 50)
+    assert r.log == [(700, "up_fast"), (830, "down"), (850, "up_fast")]
+    r = Rig(PICO).run(("X", "Y"), 100).run(("X",), 50).run(("X", "Y"), 100).run((), 50)
+    assert r.intents() == ["back", "down"]   # Y again, X spent: no second chord
+
+
+def test_a_chord_part_that_is_not_in_the_keymap_is_refused():
+    try:
+        Keys(lambda: (), {"X": ("up", None, None), "X+Z": ("back", None, None)})
+    except ValueError as e:
+        assert "Z" in str(e)
+    else:
+        assert False, "chord of an unknown key accepted"
+
+
+def test_keys_outside_the_keymap_are_ignored():
+    r = Rig(PICO).run(("Q", "A"), 100).run(("Q",), 100)
+    assert r.intents() == ["a"]
+
+
+class Matrix:
+    """A key matrix: rows are driven, columns read low where a held key meets a low row."""
+
+    def __init__(self, n_rows, n_cols):
+        self.held = []                       # (row, col)
+        self.rows = [Row() for _ in range(n_rows)]
+        self.cols = [Col(self, c) for c in range(n_cols)]
+
+
+class Row:
+    def __init__(self):
+        self.level = 1
+
+    def value(self, v):
+        self.level = v
+
+
+class Col:
+    def __init__(self, m, c):
+        self.m = m
+        self.c = c
+
+    def value(self):
+        for r, c in self.m.held:
+            if c == self.c and self.m.rows[r].level == 0:
+                return 0
+        return 1
+
+
+LAYOUT = (("1", "2", "3", "A"), ("4", "5", "6", "B"), ("7", "8", "9", "C"), ("*", "0", "#", "D"))
+
+
+def test_matrix_scan_reads_each_key_and_leaves_rows_high():
+    m = Matrix(4, 4)
+    assert matrix_pressed(m.rows, m.cols, LAYOUT) == []
+    m.held = [(1, 1)]
+    assert matrix_pressed(m.rows, m.cols, LAYOUT) == ["5"]
+    m.held = [(0, 3), (3, 0), (3, 3)]
+    out = []
+    assert matrix_pressed(m.rows, m.cols, LAYOUT, out) is out
+    assert out == ["A", "*", "D"]
+    assert [r.level for r in m.rows] == [1, 1, 1, 1]
+    m.held = [(2, 2)]
+    assert matrix_pressed(m.rows, m.cols, LAYOUT, out) == ["9"]   # refilled, not appended
+
+
+def test_matrix_through_keys():
+    m = Matrix(4, 4)
+    keys = Keys(lambda: matrix_pressed(m.rows, m.cols, LAYOUT),
+                {"1": ("1", None, None), "2": ("2", None, None), "#": ("ok", "sign", None)})
+    got = []
+    for t, held in ((0, [(0, 0)]), (30, []), (60, [(0, 1)]), (90, []), (120, [(3, 2)]),
+                    (150, [(3, 2)]), (200, [])):
+        m.held = held
+        got.extend(keys.scan(t))
+        got.extend(keys.scan(t + 25))
+    assert got == ["1", "2", "ok"]
+
+
+def test_buttons_active_low_and_active_high():
+    pins = {"D0": 1, "D1": 0}
+    buttons = (("D0", lambda: pins["D0"], 0), ("D1", lambda: pins["D1"], True))
+    assert buttons_pressed(buttons) == []
+    pins["D0"] = 0
+    pins["D1"] = True
+    out = []
+    assert buttons_pressed(buttons, out) is out and out == ["D0", "D1"]
+    pins["D0"] = 1
+    assert buttons_pressed(buttons, out) == ["D1"]
+
+
+if heap_lock is not None:
+    def test_scan_allocates_nothing():
+        m = Matrix(4, 4)
+        out = []
+        rows, cols = m.rows, m.cols
+        keys = Keys(lambda: matrix_pressed(rows, cols, LAYOUT, out),
+                    {"5": ("5", None, None), "A": ("a", None, "up"), "B": ("b", None, None),
+                     "A+B": ("back", None, None)})
+        script = ([(1, 1)], [(1, 1), (0, 3)], [(0, 3)], [(0, 3), (1, 3)], [],
+                  [(0, 3), (1, 3)], [])
+        got = []
+        t = 0
+        for held in script:                 # 600 ms each
+            m.held = held
+            for _ in range(60):
+                heap_lock()
+                try:
+                    intents = keys.scan(t)
+                finally:
+                    heap_unlock()
+                got.extend(intents)
+                t += 10
+        assert got == ["5"] + ["up"] * 8 + ["b", "back"], got
