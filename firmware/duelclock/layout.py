@@ -1,0 +1,385 @@
+# Where everything goes on a screen: a core.view.Screen laid out on a canvas. Pure: the
+# renderers (render_fb on framebuf, render_dio on displayio) supply the canvas and the sizes,
+# so both displays show the same layout from the same code.
+#
+# Layouts are stacks of blocks, top to bottom:
+#   home/pre:  status | CLOCK | banner | check-in lines | names + wins | LP A  LP B | turn
+#   menus etc: title ... clock | banner | body lines (cursor line inverted)
+#   entry:     title ... clock | banner | name | before -/+ amount | = NEW TOTAL | other player
+# When a stack is taller than the display, the sizes' SHRINK steps apply in order (a smaller
+# clock, secondary blocks left out) until it fits; spare height is spread between the blocks.
+# A message is an overlay bar across the middle; flash inverts every colour; dim greys the
+# secondary text (the app also lowers the backlight).
+#
+# The canvas: w, h, mono; fill(c), fill_rect(x, y, w, h, c), rect(x, y, w, h, c),
+# hline(x, y, w, c); text(s, x, y, scale, c, max_w=0, line_h=0, tight=False) -> x after
+# (glyphs centred in line_h, cut at max_w); width(s, scale, tight=False), height(s, scale),
+# fit(s, scale, max_w, tight=False) -> the largest scale <= scale that fits. Scales are whole
+# numbers; `tight` packs digits closer where the font allows.
+# The sizes: a class of scales per block, pad, pip and the SHRINK steps (render_fb._Big).
+
+# colour slots; a renderer's palette gives each slot a colour of its display
+BG, FG, SEC, GREY, AMBER, RED, INFO, GOLD, INK = range(9)
+NCOL = 9
+# the slots as RGB888, for colour displays
+RGB = ((0, 0, 0), (255, 255, 255), (130, 130, 130), (130, 130, 130), (255, 168, 0),
+       (230, 0, 0), (40, 80, 200), (255, 220, 0), (0, 0, 0))
+# clock_style -> (bar, text) for the round clock and the banner; -1: no bar. On a mono
+# display every bar is simply inverted (INK text).
+CLOCK_LOOK = {"normal": (-1, FG), "last5": (AMBER, INK), "time": (-1, RED), "over": (-1, GREY)}
+BANNER_LOOK = {"time": (RED, FG), "over": (GOLD, INK)}     # any other banner: INFO bar
+
+
+class Layout:
+    """draw(screen) on `canvas` with `sizes`; `palette` holds the NCOL slot colours and
+    `invert` is what a colour is XORed with when the screen flashes."""
+
+    def __init__(self, canvas, sizes, palette, invert):
+        self.c = canvas
+        self.z = sizes
+        self.w = canvas.w
+        self.h = canvas.h
+        self.base = tuple(palette)
+        self.xor = invert
+        self.col = list(self.base)
+
+    # --- entry point -------------------------------------------------------------------
+
+    def draw(self, s):
+        col = self.col
+        x = self.xor if s.flash else 0
+        for i in range(NCOL):
+            col[i] = self.base[i] ^ x
+        if not s.dim:
+            col[SEC] = col[FG]
+        self.c.fill(col[BG])
+        if s.mode in ("home", "pre"):
+            self._home(s)
+        elif s.mode == "entry":
+            self._entry(s)
+        else:
+            self._body(s)
+        if s.message:
+            self._message(s.message)
+
+    # --- home --------------------------------------------------------------------------
+
+    def _home(self, s):
+        z, c, W = self.z, self.c, self.w
+        inner = W - 2 * z.pad
+        ss = z.status if s.turn else z.status_idle
+        cs = z.clock
+        nb = z.banner_lines
+        lp = s.lp is not None and not s.lines
+        show = {"status": True, "lines": bool(s.lines), "names": lp, "turn": bool(s.turn),
+                "banner": bool(s.banner)}
+        for step in z.shrink + (None,):
+            blocks = []
+            if show["status"]:
+                st = c.fit(s.status, ss, inner)
+                text = self._cut_words(s.status, st, inner)
+                blocks.append(("status", c.height(text, st), (text, st)))
+            if s.clock:
+                cs = c.fit(s.clock, cs, inner, True)
+                blocks.append(("clock", c.height(s.clock, cs) + 2 * z.pad, cs))
+            if show["banner"]:
+                bs, lines = self._wrap(s.banner, z.banner, inner - 2 * z.pad, nb)
+                blocks.append(("banner", self._lines_h(lines, bs) + 2 * z.pad, (bs, lines)))
+            if show["lines"]:
+                for line in s.lines:
+                    blocks.append(("line", c.height(line, z.body), line))
+            if show["names"]:
+                blocks.append(("names", c.height(s.names[0] + s.names[1], z.names), None))
+            if lp:
+                blocks.append(("lp", c.height("0", z.lp), None))
+            if show["turn"]:
+                blocks.append(("turn", c.height(s.turn, z.turn), None))
+            total = 0
+            for b in blocks:
+                total += b[1]
+            if total <= self.h or step is None:
+                break
+            if step == "clock":
+                cs -= 1
+            elif step == "status1":
+                ss = 1
+            elif step == "banner1":
+                nb = 1
+            else:
+                show[step] = False
+        gap = max(0, (self.h - total) // (len(blocks) + 1))
+        trim = 0 if gap else 1      # blocks touch: leave each bar's last row dark, as a rule
+        y = gap
+        col = self.col
+        for name, h, data in blocks:
+            if name == "status":
+                c.text(data[0], z.pad, y, data[1], col[SEC], inner, h)
+            elif name == "clock":
+                self._clock(s, 0, y, W, h, data, trim)
+            elif name == "banner":
+                self._banner(s, data[1], data[0], y, h, trim)
+            elif name == "line":
+                self._centre(data, 0, y, W, z.body, col[FG])
+            elif name == "names":
+                self._names(s, y, h)
+            elif name == "lp":
+                for i in (0, 1):
+                    self._centre(str(s.lp[i]), i * W // 2, y, W // 2, z.lp, col[FG], 0, True)
+            else:
+                self._turn(s, y, h)
+            y += h + gap
+
+    def _clock(self, s, x, y, w, h, scale, trim=0):
+        """The round clock centred in (x, y, w, h), styled by CLOCK_LOOK (a bar in the last
+        5 minutes, red once time is called, grey when the match is over)."""
+        col = self.col
+        bar, fg = CLOCK_LOOK[s.clock_style]
+        if bar >= 0:
+            self.c.fill_rect(x, y, w, h - trim, col[bar])
+            if self.c.mono:
+                fg = INK
+        tw = self.c.width(s.clock, scale, True)
+        self.c.text(s.clock, x + (w - tw) // 2, y, scale, col[fg], 0, h, True)
+
+    def _banner(self, s, lines, scale, y, h, trim=0):
+        col = self.col
+        bar, fg = BANNER_LOOK.get(s.clock_style, (INFO, FG))
+        if self.c.mono:
+            fg = INK
+        self.c.fill_rect(0, y, self.w, h - trim, col[bar])
+        y += self.z.pad
+        for line in lines:
+            lh = self.c.height(line, scale)
+            self._centre(line, 0, y, self.w, scale, col[fg], lh)
+            y += lh
+
+    def _names(self, s, y, h):
+        """Each name centred over its LP, a square after it per duel won."""
+        z, c = self.z, self.c
+        half = self.w // 2
+        for i in (0, 1):
+            n = s.names[i]
+            wins = s.wins[i]
+            step = z.pip + z.pip // 2
+            pips = wins * step
+            room = half - pips - 2 * z.pad
+            sc = c.fit(n, z.names, room)
+            x = i * half + (half - min(c.width(n, sc), room) - pips) // 2
+            x = c.text(n, x, y, sc, self.col[SEC], room, h)
+            for k in range(wins):
+                c.fill_rect(x + z.pip // 2 + k * step, y + (h - z.pip) // 2, z.pip, z.pip, self.col[FG])
+
+    def _turn(self, s, y, h):
+        """'Turn 3 B' left, the turn clock right (in a bar past 3:00); the glyphs' blank
+        first and last columns are the margins at the screen's edges."""
+        z, c, col = self.z, self.c, self.col
+        tw = c.width(s.turn_clock, z.turn, True)
+        cw = tw + (2 * z.pad + 4 if s.turn_long else 0)
+        cx = self.w - cw
+        fg = col[SEC]
+        if s.turn_long:
+            c.fill_rect(cx, y, cw, h, col[AMBER])
+            fg = col[INK]
+        c.text(s.turn_clock, cx + (cw - tw) // 2, y, z.turn, fg, 0, h, True)
+        room = cx - c.width(" ", z.turn) // 2
+        c.text(s.turn, 0, y, c.fit(s.turn, z.turn, room), col[SEC], room, h)
+
+    # --- menus, record, confirmations, PIN, numbers ---------------------------------------
+
+    def _header(self, s, title_lines=2):
+        """Title left, the round clock right (styled), a rule, and the banner in a thin bar
+        below. The title gets the height of two small lines (title_lines 2) or one line;
+        when that is not enough beside the clock (an instruction such as 'A and B: press
+        your key'), it takes the whole width and the clock stays off this screen.
+        Returns the y below the header."""
+        z, c, col, W = self.z, self.c, self.col, self.w
+        hs = z.header
+        one = c.height("0", 1)
+        max_h = max(2 * one if title_lines > 1 else c.height("0", hs), c.height(s.title, 1))
+        cw = c.width(s.clock, hs, True) + 2 * z.pad + 2 if s.clock else 0
+        room = W - cw - z.pad - 4
+        ts, title = self._wrap_box(s.title, hs, room, max_h)
+        if cw and title_lines > 1 and not self._whole(s.title, title, ts, room):
+            cw = 0
+            room = W - 2 * z.pad
+            ts, title = self._wrap_box(s.title, hs, room, max_h)
+        h = max(c.height("0", hs), self._lines_h(title, ts))
+        if cw:
+            self._clock(s, W - cw, 0, cw, h, hs)
+        y = (h - self._lines_h(title, ts)) // 2
+        for line in title:
+            lh = c.height(line, ts)
+            c.text(line, z.pad, y, ts, col[SEC], room, lh)
+            y += lh
+        c.hline(0, h, W, col[GREY])
+        y = h + 2
+        if s.banner:
+            bs, lines = self._wrap(s.banner, 1, W - 2 * z.pad, 1)
+            bh = self._lines_h(lines, bs) + 2
+            self._banner(s, lines, bs, y, bh)
+            y += bh + 1
+        return y
+
+    def _body(self, s):
+        """Rows of lines. In a menu the cursor row is inverted and shows its whole label
+        (on two lines if it must); other rows are cut. Elsewhere each line is scaled to fit,
+        and a list longer than the screen shows its end (the record scrolls from there)."""
+        z, c, col = self.z, self.c, self.col
+        top = self._header(s)
+        scale = z.body_big if s.mode in ("pin", "number") else z.body
+        lines = s.lines
+        if not lines:
+            return
+        row = 0
+        for line in lines:
+            row = max(row, c.height(line, scale))
+        row += 2
+        arrow = c.width("^", 1)
+        room = self.w - 2 * z.pad - arrow
+        rows = max(1, (self.h - top) // row)
+        if s.cursor >= 0:
+            cs, label = self._wrap(lines[s.cursor], scale, room, 2)
+            n = max(1, rows - len(label) + 1)       # items on screen
+            first = max(0, min(s.cursor - n // 2, len(lines) - n))
+        else:
+            n = rows
+            first = max(0, len(lines) - n)
+        y = top
+        for i in range(first, min(len(lines), first + n)):
+            if i == s.cursor:
+                h = row * len(label)
+                c.fill_rect(0, y, self.w, h, col[FG])
+                ly = y + 1
+                for part in label:
+                    c.text(part, z.pad, ly, cs, col[BG], room, row - 2)
+                    ly += row
+                y += h
+                continue
+            line = lines[i]
+            sc = scale if s.cursor >= 0 else c.fit(line, scale, room)
+            c.text(line, z.pad, y + 1, sc, col[FG], room, row - 2)
+            y += row
+        ax = self.w - arrow + 1                 # the glyph's blank column off the edge
+        if first > 0:
+            c.text("^", ax, top, 1, col[SEC])
+        if first + n < len(lines):
+            c.text("v", ax, self.h - c.height("v", 1), 1, col[SEC])
+
+    def _entry(self, s):
+        """The LP entry: 'Name: 8000 - 1500 = 6500' as name, sum and a large new total;
+        the other player's pending change below."""
+        z, c, col, W = self.z, self.c, self.col, self.w
+        y = self._header(s, 1)                  # the title is a hint here: one line
+        head, _, total = s.entry.rpartition(" = ")
+        name, _, expr = head.partition(": ")
+        room = W - 2 * z.pad
+        rows = [(z.body, (name,), False), (z.body, (expr,), True), (z.total, ("= " + total,), True)]
+        for line in s.lines:
+            sc, lines = self._wrap(line, z.body, room, 2)
+            rows.append((sc, lines, False))
+        need = 0
+        for sc, lines, tight in rows:
+            for line in lines:
+                need += c.height(line, c.fit(line, sc, room, tight))
+        gap = max(0, (self.h - y - need) // (len(rows) + 1))
+        y += gap
+        for sc, lines, tight in rows:
+            for line in lines:
+                fs = c.fit(line, sc, room, tight)
+                self._centre(line, 0, y, W, fs, col[FG], 0, tight)
+                y += c.height(line, fs)
+            y += gap
+
+    # --- overlay -----------------------------------------------------------------------
+
+    def _message(self, text):
+        """The message in a framed bar across the middle, over whatever is there."""
+        z, col, W = self.z, self.col, self.w
+        m = 2 * z.pad + 2
+        sc, lines = self._wrap(text, z.message, W - 2 * m - 4, 4)
+        h = self._lines_h(lines, sc) + 6
+        y = (self.h - h) // 2
+        self.c.fill_rect(m, y, W - 2 * m, h, col[FG])
+        self.c.rect(m + 1, y + 1, W - 2 * m - 2, h - 2, col[BG])
+        y += 3
+        for line in lines:
+            lh = self.c.height(line, sc)
+            self._centre(line, m, y, W - 2 * m, sc, col[BG], lh)
+            y += lh
+
+    # --- text helpers --------------------------------------------------------------------
+
+    def _centre(self, text, x, y, w, scale, color, line_h=0, tight=False):
+        c = self.c
+        sc = c.fit(text, scale, w, tight)
+        tw = c.width(text, sc, tight)
+        c.text(text, x + max(0, (w - tw) // 2), y, sc, color, w, line_h or c.height(text, scale), tight)
+
+    def _cut_words(self, text, scale, max_w):
+        """`text` without the trailing words that would not fit whole (a status line)."""
+        while self.c.width(text, scale) > max_w and " " in text:
+            text = text[:text.rindex(" ")]
+        return text
+
+    def _lines_h(self, lines, scale):
+        h = 0
+        for line in lines:
+            h += self.c.height(line, scale)
+        return h
+
+    def _wrap(self, text, scale, max_w, max_lines):
+        """(scale, lines): the largest scale <= `scale` at which `text` fits in max_lines
+        lines of max_w, broken at spaces (two lines balanced); at scale 1 it is cut."""
+        c = self.c
+        while True:
+            if c.width(text, scale) <= max_w:
+                return scale, (text,)
+            words = text.split(" ")
+            lines = []
+            cur = ""
+            for word in words:
+                cand = cur + " " + word if cur else word
+                if cur and c.width(cand, scale) > max_w:
+                    lines.append(cur)
+                    cur = word
+                else:
+                    cur = cand
+            lines.append(cur)
+            ok = len(lines) <= max_lines
+            for line in lines:
+                ok = ok and c.width(line, scale) <= max_w
+            if ok:
+                if len(lines) == 2:
+                    lines = self._balance(words, scale)
+                return scale, lines
+            if scale == 1:
+                return 1, lines[:max_lines]
+            scale -= 1
+
+    def _whole(self, text, lines, scale, max_w):
+        """Do `lines` (from _wrap) show all of `text`?"""
+        if " ".join(lines) != text:
+            return False
+        for line in lines:
+            if self.c.width(line, scale) > max_w:
+                return False
+        return True
+
+    def _wrap_box(self, text, scale, max_w, max_h):
+        """Like _wrap, but as many lines as max_h holds at each scale (a header)."""
+        while True:
+            sc, lines = self._wrap(text, scale, max_w, max(1, max_h // self.c.height(text, scale)))
+            if sc == scale or scale == 1:
+                return sc, lines
+            scale -= 1
+
+    def _balance(self, words, scale):
+        """Two lines as even as the words allow."""
+        best = None
+        for i in range(1, len(words)):
+            a = " ".join(words[:i])
+            b = " ".join(words[i:])
+            w = max(self.c.width(a, scale), self.c.width(b, scale))
+            if best is None or w < best[0]:
+                best = (w, a, b)
+        return (best[1], best[2])

@@ -1,0 +1,174 @@
+# Text on a framebuf.FrameBuffer. The font is not the display driver's business (as in
+# Peter Hinch's Writer): any FrameBuffer in any format takes text from here.
+#
+# ASCII comes from framebuf's built-in 8x8 font, scaled by whole pixel blocks: scale s gives
+# 8s x 8s cells. Anything else (Hangul) comes from the 16-px Unifont subset that
+# host_tools mkfont.py generates into font_ko.py, drawn at max(1, s // 2): at s=2 a syllable
+# is 16x16 beside 16x16 ASCII cells, emboldened by a second pass one block to the right so
+# its strokes match the scaled ASCII; in such a line a space is Unifont's half-width one.
+# A character the font lacks draws as a box.
+# `tight` spaces ASCII cells 7 blocks apart instead of 8 (the font leaves column 7 blank, and
+# column 0 of nearly every glyph): big digits then fit where they would not.
+# Only ink is drawn: callers paint the background (bars) first.
+from array import array
+
+import framebuf
+
+ASCII_FIRST = 0x20
+ASCII_LAST = 0x7e
+
+
+def _runs_table():
+    """Horizontal runs of every byte value: RUNS[OFF[b]:OFF[b+1]] are (start << 4 | length),
+    MSB = leftmost pixel. Turns a glyph row into a few fill_rect calls without a bit loop."""
+    off = array("H", bytes(2 * 257))
+    runs = bytearray(576)           # 576 runs in all 256 byte values
+    n = 0
+    for b in range(256):
+        off[b] = n
+        bit = 0
+        while bit < 8:
+            if b & (0x80 >> bit):
+                start = bit
+                while bit < 8 and b & (0x80 >> bit):
+                    bit += 1
+                runs[n] = start << 4 | (bit - start)
+                n += 1
+            else:
+                bit += 1
+    off[256] = n
+    return off, runs
+
+
+class Writer:
+    """Draws strings on `fb`. `font` is the generated module (font_ko) or None (boxes)."""
+
+    def __init__(self, fb, font=None):
+        self.fb = fb
+        self.font = font
+        self._nglyphs = len(font.CODES) // 2 if font else 0
+        # The built-in font's rows, rendered once: 8 bytes a character, MSB = leftmost pixel.
+        self._ascii = bytearray(8 * (ASCII_LAST - ASCII_FIRST + 1))
+        cell = bytearray(8)
+        g = framebuf.FrameBuffer(cell, 8, 8, framebuf.MONO_HLSB)
+        for i in range(ASCII_LAST - ASCII_FIRST + 1):
+            g.fill(0)
+            g.text(chr(ASCII_FIRST + i), 0, 0, 1)
+            self._ascii[8 * i:8 * i + 8] = cell
+        self._off, self._runs = _runs_table()
+
+    # --- measuring -------------------------------------------------------------------
+
+    def _glyph(self, code):
+        """Index of `code` in the generated font, or -1."""
+        f = self.font
+        if f is None:
+            return -1
+        codes = f.CODES
+        lo, hi = 0, self._nglyphs - 1
+        while lo <= hi:
+            mid = (lo + hi) >> 1
+            c = codes[2 * mid] << 8 | codes[2 * mid + 1]
+            if c == code:
+                return mid
+            if c < code:
+                lo = mid + 1
+            else:
+                hi = mid - 1
+        return -1
+
+    def _wide(self, s):
+        for ch in s:
+            if ord(ch) > ASCII_LAST:
+                return True
+        return False
+
+    def _advance(self, ch, scale, tight, wide):
+        o = ord(ch)
+        if o == 0x20 and wide:
+            return 8 * (scale >> 1 or 1)
+        if ASCII_FIRST <= o <= ASCII_LAST:
+            return (7 if tight else 8) * scale
+        ws = scale >> 1 or 1
+        g = self._glyph(o)
+        return (self.font.WIDTHS[g] if g >= 0 else 16) * ws
+
+    def width(self, s, scale, tight=False):
+        w = 0
+        wide = self._wide(s)
+        for ch in s:
+            w += self._advance(ch, scale, tight, wide)
+        return w
+
+    def height(self, s, scale):
+        """Line height: 8 * scale, or the 16-px font's height when `s` needs it."""
+        if self._wide(s):
+            return max(8 * scale, 16 * (scale >> 1 or 1))
+        return 8 * scale
+
+    def fit(self, s, scale, max_w, tight=False):
+        """The largest scale <= `scale` at which `s` is at most max_w wide (1 at least)."""
+        while scale > 1 and self.width(s, scale, tight) > max_w:
+            scale -= 1
+        return scale
+
+    # --- drawing -----------------------------------------------------------------------
+
+    def text(self, s, x, y, scale, color, max_w=0, line_h=0, tight=False):
+        """Draw `s` with its top-left at (x, y); characters that would pass x + max_w are
+        left out. Glyphs are centred in line_h (default: this line's height). Returns the x
+        after the last character drawn."""
+        fb = self.fb
+        line_h = line_h or self.height(s, scale)
+        right = x + max_w if max_w else 1 << 30
+        wide = self._wide(s)
+        if scale == 1 and line_h == 8 and not tight and not wide and 8 * len(s) <= right - x:
+            fb.text(s, x, y, color)             # the common case, all in C
+            return x + 8 * len(s)
+        for ch in s:
+            o = ord(ch)
+            if o == 0x20 and wide:
+                x += 8 * (scale >> 1 or 1)
+                continue
+            if ASCII_FIRST <= o <= ASCII_LAST:
+                w = (7 if tight else 8) * scale
+                if x + w > right:
+                    break
+                if scale == 1:
+                    fb.text(ch, x, y + (line_h - 8) // 2, color)
+                else:
+                    self._rows(self._ascii, 8 * (o - ASCII_FIRST), 8, 1, 1,
+                               x, y + (line_h - 8 * scale) // 2, scale, color)
+            else:
+                ws = scale >> 1 or 1
+                g = self._glyph(o)
+                w = (self.font.WIDTHS[g] if g >= 0 else 16) * ws
+                if x + w > right:
+                    break
+                gy = y + (line_h - 16 * ws) // 2
+                if g < 0:
+                    fb.rect(x + ws, gy + 2 * ws, w - 2 * ws, 12 * ws, color)
+                else:
+                    f = self.font
+                    nb = 2 if w > 8 * ws else 1
+                    self._rows(f.GLYPHS, g * f.GLYPH_BYTES, f.HEIGHT, 2, nb, x, gy, ws, color)
+                    if scale > 1:
+                        self._rows(f.GLYPHS, g * f.GLYPH_BYTES, f.HEIGHT, 2, nb, x + ws, gy, ws, color)
+            x += w
+        return x
+
+    def _rows(self, data, at, nrows, stride, nbytes, x, y, scale, color):
+        """Draw a bitmap from data[at:]: nrows rows `stride` bytes apart, the first nbytes of
+        each drawn (MSB = leftmost pixel), every pixel a scale x scale block."""
+        fr = self.fb.fill_rect
+        off = self._off
+        runs = self._runs
+        for r in range(nrows):
+            for k in range(nbytes):
+                b = data[at + r * stride + k]
+                if b:
+                    bx = x + 8 * k * scale
+                    for i in range(off[b], off[b + 1]):
+                        v = runs[i]
+                        fr(bx + (v >> 4) * scale, y, (v & 15) * scale, scale, color)
+            y += scale

@@ -1,0 +1,228 @@
+"""Build the table's Hangul bitmap font from GNU Unifont (Debian xfonts-unifont, 16 px).
+
+    python -m duelclock_desk.mkfont [--pcf PATH] [--out DIR]
+
+Collects every non-ASCII character of the screen text (core/lang.py, core/catalogue.py),
+takes those glyphs from the PCF and writes two build products next to the firmware:
+  font_ko.py   for render_fb (framebuf): bytes constants, kept in flash when frozen
+  font_ko.bdf  for render_dio (displayio labels): the same glyphs, printable ASCII and a box
+Both are generated: never edit them, run this again. The PCF is parsed here (gzip + struct):
+Pillow's PCF reader only maps the first 256 code points.
+"""
+import argparse
+import gzip
+import os
+import struct
+import sys
+
+import duelclock
+from duelclock.core import catalogue, lang
+
+PCF = "/usr/share/fonts/X11/misc/unifont.pcf.gz"
+BOX = "\u25a1"                   # WHITE SQUARE: what render_dio shows for a missing glyph
+CELL_H = 16                     # unifont: every glyph is 16 rows (ascent 14, descent 2)
+ROW_BYTES = 2                   # one row of a 16-px-wide glyph
+GLYPH_BYTES = CELL_H * ROW_BYTES
+
+# PCF table types and format bits (X11 pcf.h)
+PCF_METRICS, PCF_BITMAPS, PCF_BDF_ENCODINGS = 1 << 2, 1 << 3, 1 << 5
+PCF_COMPRESSED_METRICS = 0x100
+PCF_BYTE_MSB, PCF_BIT_MSB = 1 << 2, 1 << 3
+
+
+def screen_chars():
+    """Every non-ASCII character any screen can show, sorted."""
+    found = set()
+
+    def walk(v):
+        if type(v) is str:
+            found.update(c for c in v if ord(c) > 0x7e)
+        elif type(v) in (tuple, list):
+            for x in v:
+                walk(x)
+        elif type(v) is dict:
+            for x in v.values():
+                walk(x)
+    walk(lang.T)
+    walk(catalogue.ROWS)
+    walk(catalogue.KIND_NAMES)
+    return sorted(found)
+
+
+class Pcf:
+    """The glyphs of a PCF font: bitmap(code) -> (width, rows) or None."""
+
+    def __init__(self, data):
+        if data[:4] != b"\x01fcp":
+            raise ValueError("not a PCF font")
+        (count,) = struct.unpack_from("<i", data, 4)
+        self.tables = {}
+        for i in range(count):
+            kind, fmt, size, offset = struct.unpack_from("<iiii", data, 8 + 16 * i)
+            self.tables[kind] = (fmt, offset)
+        self.data = data
+        self.metrics = self._metrics()
+        self.offsets, self.bits, self.bits_fmt = self._bitmaps()
+        self.index = self._encodings()
+
+    def _table(self, kind):
+        fmt, offset = self.tables[kind]
+        (fmt,) = struct.unpack_from("<i", self.data, offset)     # a table repeats its format
+        return fmt, offset + 4, ">" if fmt & PCF_BYTE_MSB else "<"
+
+    def _metrics(self):
+        fmt, at, e = self._table(PCF_METRICS)
+        out = []
+        if fmt & PCF_COMPRESSED_METRICS:
+            (n,) = struct.unpack_from(e + "H", self.data, at)
+            for i in range(n):
+                m = self.data[at + 2 + 5 * i: at + 7 + 5 * i]
+                out.append(tuple(b - 0x80 for b in m))
+        else:
+            (n,) = struct.unpack_from(e + "i", self.data, at)
+            for i in range(n):
+                out.append(struct.unpack_from(e + "hhhhh", self.data, at + 4 + 12 * i))
+        return out                  # (left bearing, right bearing, advance, ascent, descent)
+
+    def _bitmaps(self):
+        fmt, at, e = self._table(PCF_BITMAPS)
+        (n,) = struct.unpack_from(e + "i", self.data, at)
+        offsets = struct.unpack_from(e + "%di" % n, self.data, at + 4)
+        return offsets, at + 4 + 4 * n + 16, fmt
+
+    def _encodings(self):
+        fmt, at, e = self._table(PCF_BDF_ENCODINGS)
+        b2_min, b2_max, b1_min, b1_max, _default = struct.unpack_from(e + "hhhhh", self.data, at)
+        n = (b2_max - b2_min + 1) * (b1_max - b1_min + 1)
+        glyphs = struct.unpack_from(e + "%dH" % n, self.data, at + 10)
+        span = b2_max - b2_min + 1
+        index = {}
+        for i, g in enumerate(glyphs):
+            if g != 0xffff:
+                index[((b1_min + i // span) << 8) | (b2_min + i % span)] = g
+        return index
+
+    def bitmap(self, code):
+        """(advance, [row bits as ints, MSB = leftmost pixel, 16 bits wide]) of `code`."""
+        g = self.index.get(code)
+        if g is None:
+            return None
+        left, right, advance, ascent, descent = self.metrics[g]
+        fmt = self.bits_fmt
+        pad = 1 << (fmt & 3)
+        unit = 1 << ((fmt >> 4) & 3)
+        width = right - left
+        stride = ((width + 7) // 8 + pad - 1) // pad * pad
+        start = self.bits + self.offsets[g]
+        rows = []
+        for r in range(ascent + descent):
+            raw = bytearray(self.data[start + r * stride: start + (r + 1) * stride])
+            if not fmt & PCF_BYTE_MSB and unit > 1:         # swap bytes within each scan unit
+                for u in range(0, stride, unit):
+                    raw[u:u + unit] = raw[u:u + unit][::-1]
+            if not fmt & PCF_BIT_MSB:
+                raw = bytearray(int("{:08b}".format(b)[::-1], 2) for b in raw)
+            v = int.from_bytes(raw, "big") >> (8 * stride - width)
+            shift = 16 - left - width                       # ink box -> 16-px cell
+            rows.append((v << shift if shift >= 0 else v >> -shift) & 0xffff)
+        top = 14 - ascent                                   # place the glyph in the 16-row cell
+        cell = [0] * CELL_H
+        for r, v in enumerate(rows):
+            if 0 <= top + r < CELL_H:
+                cell[top + r] = v
+        return advance, cell
+
+
+def build(pcf, chars):
+    """(codes, widths, glyphs, missing): sorted code points, pixel widths (8|16), 32 bytes a glyph."""
+    codes, widths, glyphs, missing = [], [], bytearray(), []
+    for c in chars:
+        g = pcf.bitmap(ord(c))
+        if g is None:
+            missing.append(c)
+            continue
+        advance, cell = g
+        codes.append(ord(c))
+        widths.append(16 if advance > 8 else 8)
+        for v in cell:
+            glyphs += v.to_bytes(2, "big")
+    return codes, widths, bytes(glyphs), missing
+
+
+def _bytes_lines(name, data, per_line=32):
+    out = ["%s = (" % name]
+    for i in range(0, len(data), per_line):
+        out.append("    %r" % bytes(data[i:i + per_line]))
+    out.append(")")
+    return out
+
+
+def font_py(codes, widths, glyphs, chars_from):
+    code_bytes = b"".join(c.to_bytes(2, "big") for c in codes)
+    lines = [
+        "# generated by mkfont.py, do not edit",
+        "# GNU Unifont 16 px (Debian xfonts-unifont), the %d non-ASCII characters of %s." % (
+            len(codes), chars_from),
+        "# CODES: code points, 2 bytes big-endian each, sorted (binary search).",
+        "# WIDTHS: pixel width of each glyph, 8 or 16.",
+        "# GLYPHS: %d bytes a glyph: 16 rows of 2 bytes, MSB = leftmost pixel." % GLYPH_BYTES,
+        "HEIGHT = %d" % CELL_H,
+        "GLYPH_BYTES = %d" % GLYPH_BYTES,
+    ]
+    lines += _bytes_lines("CODES", code_bytes)
+    lines += _bytes_lines("WIDTHS", bytes(widths))
+    lines += _bytes_lines("GLYPHS", glyphs)
+    return "\n".join(lines) + "\n"
+
+
+def font_bdf(pcf, chars):
+    """A BDF with printable ASCII, `chars` and BOX, for adafruit_bitmap_font."""
+    glyphs = []
+    for c in [chr(i) for i in range(0x20, 0x7f)] + list(chars) + [BOX]:
+        g = pcf.bitmap(ord(c))
+        if g is None:
+            continue
+        advance, cell = g
+        w = 16 if advance > 8 else 8
+        rows = ["%02X" % (v >> 8) if w == 8 else "%04X" % v for v in cell]
+        glyphs.append(["STARTCHAR U+%04X" % ord(c), "ENCODING %d" % ord(c),
+                       "SWIDTH %d 0" % (w * 1000 // CELL_H), "DWIDTH %d 0" % w,
+                       "BBX %d %d 0 -2" % (w, CELL_H), "BITMAP"] + rows + ["ENDCHAR"])
+    head = ["STARTFONT 2.1", "COMMENT generated by mkfont.py, do not edit",
+            "COMMENT GNU Unifont 16 px (Debian xfonts-unifont): printable ASCII and screen text",
+            "FONT -gnu-unifont-medium-r-normal--16-160-75-75-c-80-iso10646-1",
+            "SIZE 16 75 75", "FONTBOUNDINGBOX 16 16 0 -2", "STARTPROPERTIES 4",
+            "FONT_ASCENT 14", "FONT_DESCENT 2", "DEFAULT_CHAR %d" % ord(BOX), 'CHARSET_REGISTRY "ISO10646"',
+            "ENDPROPERTIES", "CHARS %d" % len(glyphs)]
+    body = [line for g in glyphs for line in g]
+    return "\n".join(head + body + ["ENDFONT"]) + "\n"
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(prog="python -m duelclock_desk.mkfont", description=__doc__.split("\n")[0])
+    p.add_argument("--pcf", default=PCF, help="unifont PCF (gzip or plain); default %(default)s")
+    p.add_argument("--out", default=os.path.dirname(duelclock.__file__),
+                   help="folder for font_ko.py and font_ko.bdf; default the firmware package")
+    a = p.parse_args(argv)
+    if not os.path.exists(a.pcf):
+        sys.stderr.write("mkfont: %s not found (apt-get install -y xfonts-unifont)\n" % a.pcf)
+        return 2
+    with open(a.pcf, "rb") as f:
+        data = f.read()
+    if data[:2] == b"\x1f\x8b":
+        data = gzip.decompress(data)
+    pcf = Pcf(data)
+    chars = screen_chars()
+    codes, widths, glyphs, missing = build(pcf, chars)
+    if missing:
+        sys.stderr.write("mkfont: not in the font (drawn as boxes): %s\n" % "".join(missing))
+    with open(os.path.join(a.out, "font_ko.py"), "w") as f:
+        f.write(font_py(codes, widths, glyphs, "core/lang.py and core/catalogue.py"))
+    with open(os.path.join(a.out, "font_ko.bdf"), "w") as f:
+        f.write(font_bdf(pcf, [chr(c) for c in codes]))
+    print("mkfont: %d glyphs, %d bytes of bitmaps -> %s" % (len(codes), len(glyphs) + 3 * len(codes), a.out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

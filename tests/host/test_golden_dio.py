@@ -1,0 +1,88 @@
+"""Golden screens of the displayio renderer (render_dio) on CPython through Blinka: every
+state of tests/upy/screens.py on a 240x135 display, captured through the real refresh path
+(simulator/dio_capture.py) and compared pixel for pixel with
+tests/golden/dio_240x135_<state>.png. DUELCLOCK_UPDATE_GOLDEN=1 rewrites the goldens."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.host.golden import GOLDEN, ROOT, UPDATE, compare, ensure_font
+
+sys.path.insert(0, os.path.join(ROOT, "tests", "upy"))
+import screens  # noqa: E402  (tests/upy/screens.py, shared with the framebuf goldens)
+
+W, H = 240, 135
+
+
+@pytest.fixture(scope="module")
+def dio():
+    ensure_font()
+    from adafruit_bitmap_font import bitmap_font
+    from duelclock import render_dio
+    from simulator import dio_capture
+    font = bitmap_font.load_font(render_dio.font_path())
+    return render_dio, dio_capture, font
+
+
+def _name(state):
+    return "dio_%dx%d_%s.png" % (W, H, state)
+
+
+@pytest.mark.parametrize("state,make", screens.STATES, ids=[n for n, _ in screens.STATES])
+def test_dio_screen_matches_golden(dio, state, make):
+    render_dio, cap, font = dio
+    display = cap.capture_display(W, H)
+    r = render_dio.DioRenderer(W, H, font)
+    display.root_group = r.draw(make())
+    compare(cap.screenshot(display), _name(state))
+
+
+@pytest.mark.skipif(UPDATE, reason="compares with the goldens")
+def test_one_display_redrawn_state_after_state_matches_every_golden(dio):
+    # The renderer reuses its labels and rectangles and displayio refreshes only what
+    # changed: nothing of an earlier screen may survive into the next.
+    render_dio, cap, font = dio
+    display = cap.capture_display(W, H)
+    r = render_dio.DioRenderer(W, H, font)
+    display.root_group = r.group
+    for state, make in screens.STATES + screens.STATES[:3]:
+        r.draw(make())
+        compare(cap.screenshot(display), _name(state))
+
+
+def test_missing_glyph_is_a_box_and_long_text_is_cut(dio):
+    render_dio, cap, font = dio
+    r = render_dio.DioRenderer(W, H, font)
+    assert r.width("\u263a", 1) == r.width(render_dio.BOX, 1) > 0
+    assert r.text("ABCDEFGH", 0, 0, 2, 0xffffff, 40) == 32           # two 16-px cells fit
+    assert r.group[-1].text == "AB"
+
+
+def test_render_dio_imports_without_displayio():
+    code = ("import sys\n"
+            "for m in ('displayio', 'vectorio', 'adafruit_display_text', 'adafruit_bitmap_font'):\n"
+            "    sys.modules[m] = None\n"
+            "import duelclock.render_dio, duelclock.layout\n"
+            "print(duelclock.render_dio._Big.clock)\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
+                       env=dict(os.environ, PYTHONPATH=os.path.join(ROOT, "firmware")))
+    assert r.returncode == 0 and r.stdout.strip() == "3", r.stderr
+
+
+def test_every_state_has_goldens():
+    names = set(os.listdir(GOLDEN))
+    for state, _ in screens.STATES:
+        for prefix in ("dio_240x135", "fb_240x135", "fb_128x64"):
+            assert "%s_%s.png" % (prefix, state) in names
+
+
+def test_pools_grow_when_a_screen_needs_more(dio, monkeypatch):
+    render_dio, cap, font = dio
+    monkeypatch.setattr(render_dio, "LABELS", 1)
+    monkeypatch.setattr(render_dio, "RECTS", 1)
+    display = cap.capture_display(W, H)
+    r = render_dio.DioRenderer(W, H, font)
+    display.root_group = r.draw(screens.message())
+    compare(cap.screenshot(display), _name("message"))

@@ -1,0 +1,67 @@
+"""Golden screens of the framebuf renderer: every state of tests/upy/screens.py drawn by
+the real MicroPython unix port on 240x135 RGB565 and 128x64 mono, compared pixel for pixel
+with tests/golden/fb_<size>_<state>.png. DUELCLOCK_UPDATE_GOLDEN=1 rewrites the goldens
+(then look at them before committing)."""
+import os
+
+import pytest
+from PIL import Image
+
+from tests.host.golden import GOLDEN, UPDATE, compare, ensure_font
+from tests.host.upy import run_upy
+
+SIZES = ((240, 135, False), (128, 64, True))
+
+
+def fb_to_image(raw, w, h, mono):
+    """A MicroPython framebuffer as a Pillow image: MONO_VLSB (SSD1306) or RGB565
+    (little-endian, as framebuf stores it)."""
+    if mono:
+        img = Image.new("1", (w, h))
+        px = img.load()
+        for y in range(h):
+            page = (y >> 3) * w
+            bit = 1 << (y & 7)
+            for x in range(w):
+                px[x, y] = 1 if raw[page + x] & bit else 0
+        return img
+    img = Image.new("RGB", (w, h))
+    px = img.load()
+    for i in range(w * h):
+        c = raw[2 * i] | raw[2 * i + 1] << 8
+        r, g, b = c >> 11, (c >> 5) & 63, c & 31
+        px[i % w, i // w] = ((r * 527 + 23) >> 6, (g * 259 + 33) >> 6, (b * 527 + 23) >> 6)
+    return img
+
+
+@pytest.fixture(scope="module")
+def drawn(tmp_path_factory):
+    ensure_font()
+    out = tmp_path_factory.mktemp("fb")
+    r = run_upy(["tests/upy/test_render_fb.py", str(out)], extra_path=["tests/upy", "tests/core"])
+    assert r.returncode == 0, r.stdout + r.stderr
+    print(r.stdout)
+    return out, r.stdout
+
+
+def _states():
+    import sys
+    sys.path.insert(0, os.path.join(os.path.dirname(GOLDEN), "upy"))
+    import screens
+    return [name for name, _ in screens.STATES]
+
+
+@pytest.mark.parametrize("w,h,mono", SIZES, ids=["240x135", "128x64"])
+@pytest.mark.parametrize("state", _states())
+def test_fb_screen_matches_golden(drawn, state, w, h, mono):
+    out, _ = drawn
+    with open(os.path.join(out, "fb_%dx%d_%s.raw" % (w, h, state)), "rb") as f:
+        img = fb_to_image(f.read(), w, h, mono)
+    compare(img, "fb_%dx%d_%s.png" % (w, h, state))
+
+
+def test_draw_time_is_reported(drawn):
+    _, stdout = drawn
+    for size in ("240x135", "128x64"):
+        line = [l for l in stdout.splitlines() if l.startswith("draw_ms %s" % size)]
+        assert line and float(line[0].split()[3]) < 2.0, stdout   # lp_entry_to_frame budget

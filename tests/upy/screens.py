@@ -1,0 +1,247 @@
+# The screens of issue 3, reached the way players reach them: a Ui driven by key intents
+# and ticks, then core.view.build. Shared by the framebuf goldens (under MicroPython,
+# tests/upy/test_render_fb.py) and the displayio goldens (CPython, tests/host/test_golden_dio.py).
+# Pure: core imports only, so both interpreters build the very same Screens.
+from duelclock.core.ui import Ui
+from duelclock.core.view import build
+
+MIN = 60000
+SEC = 1000
+SYNC_S = 4                      # the sync age every status line shows
+
+
+def table(lang="en", **start):
+    ui = Ui(7, lambda ev: None, pins={"floor": "1111", "head": "2222"}, lang=lang)
+    ev = {"t": 0, "ev": "round_start", "round": 2, "kind": "swiss"}
+    for k in start:
+        ev[k] = start[k]
+    ui.start_round(ev, names=("Kim", "Budi"))
+    return ui
+
+
+def keys(ui, t, *ks):
+    for k in ks:
+        ui.key(k, t)
+
+
+def idle_until(ui, t):
+    """A key nobody's screen reacts to at home, so the screen is not dimmed at t."""
+    keys(ui, t, "up")
+
+
+def _duel_over(ui, t, winner):
+    """Menu > Duel over > winner (A, B or the Draw item) > both players confirm."""
+    keys(ui, t, "menu", "down", "a")
+    if winner == "draw":
+        keys(ui, t, "down", "down", "ok")
+    else:
+        keys(ui, t, winner.lower())
+    keys(ui, t, "a", "b")
+
+
+def _in_duel(lang="en", **start):
+    """Duel 1 won by Kim, duel 2 under way (Budi first), a few LP entries and turns."""
+    ui = table(lang, **start)
+    keys(ui, MIN, "a", "a")                             # Kim goes first
+    keys(ui, 3 * MIN, "b", "8", "000", "ok")            # Budi to 0: duel 1 to Kim
+    keys(ui, 4 * MIN, "b", "b")                         # duel 2: Budi goes first
+    keys(ui, 6 * MIN, "a", "1", "5", "00", "ok", "turn")
+    keys(ui, 8 * MIN, "b", "2", "000", "ok", "a", "sign", "5", "00", "ok", "turn")
+    return ui
+
+
+def no_round():
+    return build(Ui(7, lambda ev: None), 0)
+
+
+def pre_round():
+    return build(table(), 0, SYNC_S)
+
+
+def check_in():
+    ui = table(seating=True)
+    keys(ui, -2 * MIN, "a", "a")
+    return build(ui, -2 * MIN + 5 * SEC, SYNC_S)
+
+
+def home():
+    ui = _in_duel()
+    return build(ui, 8 * MIN + 75 * SEC, SYNC_S, 80)
+
+
+def turn_long():
+    ui = _in_duel()
+    idle_until(ui, 12 * MIN)
+    return build(ui, 12 * MIN + 10 * SEC, SYNC_S)
+
+
+def _short_round():
+    """A 10-minute round: duel 1 to Budi, duel 2 started at 2:00 by Kim."""
+    ui = table(limit_s=600)
+    keys(ui, MIN, "a", "a")
+    _duel_over(ui, MIN, "B")
+    keys(ui, 2 * MIN, "a", "a")
+    return ui
+
+
+def last5():
+    ui = _short_round()
+    ui.tick(5 * MIN)                                    # the 5-minute notice, gone by 5:28
+    idle_until(ui, 5 * MIN + 20 * SEC)
+    return build(ui, 5 * MIN + 28 * SEC, SYNC_S)
+
+
+def time_turn(lang="en"):
+    ui = _short_round()
+    ui.lang = lang
+    idle_until(ui, 10 * MIN + 5 * SEC)
+    return build(ui, 10 * MIN + 12 * SEC, SYNC_S)
+
+
+def extra_turn():
+    ui = _short_round()
+    keys(ui, 10 * MIN + 40 * SEC, "turn")
+    return build(ui, 10 * MIN + 50 * SEC, SYNC_S)
+
+
+def _sudden_death():
+    ui = _short_round()
+    keys(ui, 10 * MIN + 40 * SEC, "turn")
+    keys(ui, 11 * MIN + 30 * SEC, "turn")
+    return ui
+
+
+def sudden_death():
+    return build(_sudden_death(), 11 * MIN + 45 * SEC, SYNC_S)
+
+
+def flash():
+    ui = _sudden_death()
+    return build(ui, 11 * MIN + 30 * SEC, SYNC_S, None, True)
+
+
+def extra_duel():
+    """Duels A, draw, B: the fourth is an extra duel of four turns; now turn 3/4."""
+    ui = table()
+    for i, w in enumerate(("A", "draw", "B")):
+        keys(ui, (i * 8 + 1) * MIN, "a", "a")
+        _duel_over(ui, (i * 8 + 6) * MIN, w)
+    keys(ui, 25 * MIN, "b", "b")
+    keys(ui, 27 * MIN, "turn")
+    keys(ui, 29 * MIN, "a", "1", "000", "ok", "turn")
+    return build(ui, 29 * MIN + 30 * SEC, SYNC_S)
+
+
+def double_loss():
+    ui = table(limit_s=600)
+    keys(ui, MIN, "a", "a", "b", "3", "000", "ok")
+    idle_until(ui, 10 * MIN)
+    return build(ui, 10 * MIN + 3 * SEC, SYNC_S)
+
+
+def match_result():
+    ui = _sudden_death()
+    keys(ui, 11 * MIN + 50 * SEC, "a", "1", "00", "ok", "turn")
+    return build(ui, 12 * MIN, SYNC_S)
+
+
+def lp_entry():
+    """Budi takes 500 and Kim 1000 in one entry, Kim's being typed."""
+    ui = _in_duel()
+    keys(ui, 9 * MIN, "b", "5", "00", "a", "1", "000")
+    return build(ui, 9 * MIN, SYNC_S)
+
+
+def record():
+    ui = _in_duel()
+    keys(ui, 9 * MIN, "menu", "a")
+    return build(ui, 9 * MIN, SYNC_S)
+
+
+def menu():
+    ui = _in_duel()
+    keys(ui, 9 * MIN, "menu", "down")
+    return build(ui, 9 * MIN, SYNC_S)
+
+
+def confirm():
+    ui = _in_duel()
+    keys(ui, 9 * MIN, "menu", "down", "a", "b", "a")     # Budi won; Kim has confirmed
+    return build(ui, 9 * MIN, SYNC_S)
+
+
+def _pin(ui, t):
+    keys(ui, t, "menu", "down", "down", "down", "a")     # Record, Duel over, Surrender, Judge
+
+
+def pin():
+    ui = _in_duel()
+    _pin(ui, 9 * MIN)
+    keys(ui, 9 * MIN, "1", "1", "up", "up", "up")
+    return build(ui, 9 * MIN, SYNC_S)
+
+
+def pin_locked():
+    ui = _in_duel()
+    _pin(ui, 9 * MIN)
+    for i in range(3):
+        keys(ui, 9 * MIN, "9", "9", "ok")
+    return build(ui, 9 * MIN + 3 * SEC, SYNC_S)
+
+
+def penalty_menu(lang="en"):
+    ui = _in_duel(lang)
+    _pin(ui, 9 * MIN)
+    keys(ui, 9 * MIN, "1", "1", "1", "1", "ok", "a", "b")   # floor judge: Penalty, player B
+    keys(ui, 9 * MIN, "down", "down", "down", "down", "down", "down")
+    return build(ui, 9 * MIN, SYNC_S)
+
+
+def message():
+    """Kim may not surrender at 1-0 down... Budi leads 1-0: Kim's surrender is refused."""
+    ui = table()
+    keys(ui, MIN, "a", "a")
+    _duel_over(ui, MIN, "B")
+    keys(ui, 2 * MIN, "a", "b")
+    keys(ui, 3 * MIN, "menu", "down", "down", "a", "a")
+    return build(ui, 3 * MIN + SEC, SYNC_S)
+
+
+def dim():
+    ui = _in_duel()
+    ui.tick(11 * MIN)
+    return build(ui, 11 * MIN, SYNC_S)
+
+
+def home_lang(lang):
+    return build(_in_duel(lang), 8 * MIN + 75 * SEC, SYNC_S, 80)
+
+
+STATES = (
+    ("no_round", no_round),
+    ("pre_round", pre_round),
+    ("check_in", check_in),
+    ("home", home),
+    ("turn_long", turn_long),
+    ("last5", last5),
+    ("time_turn", time_turn),
+    ("extra_turn", extra_turn),
+    ("sudden_death", sudden_death),
+    ("flash", flash),
+    ("extra_duel", extra_duel),
+    ("double_loss", double_loss),
+    ("match_result", match_result),
+    ("lp_entry", lp_entry),
+    ("record", record),
+    ("menu", menu),
+    ("confirm", confirm),
+    ("pin", pin),
+    ("pin_locked", pin_locked),
+    ("penalty_menu", penalty_menu),
+    ("message", message),
+    ("dim", dim),
+    ("home_ko", lambda: home_lang("ko")),
+    ("home_id", lambda: home_lang("id")),
+    ("time_turn_ko", lambda: time_turn("ko")),
+    ("penalty_menu_ko", lambda: penalty_menu("ko")),
+)

@@ -1,0 +1,137 @@
+# The framebuf renderer (firmware/duelclock/render_fb.py) and its text writer, under the
+# MicroPython unix port (framebuf is not on CPython: there pytest collects no tests here).
+#   MICROPYPATH=firmware:tests/upy:.frozen .venv/bin/micropython tests/upy_run.py tests/upy test_render_fb
+# As a script it draws every state of screens.py on both display sizes, writes the raw
+# framebuffers for tests/host/test_golden_fb.py and prints the median draw time:
+#   MICROPYPATH=firmware:tests/upy:.frozen .venv/bin/micropython tests/upy/test_render_fb.py OUT_DIR
+try:
+    import framebuf
+except ImportError:
+    framebuf = None
+
+# (width, height, mono): the Pico Display Pack / Feather TFT, and an SSD1306
+SIZES = ((240, 135, False), (128, 64, True))
+
+
+def screen(w, h, mono):
+    """A buffer, its FrameBuffer and a renderer for one display size."""
+    from duelclock.render_fb import FbRenderer
+    if mono:
+        buf = bytearray(w * ((h + 7) // 8))
+        fb = framebuf.FrameBuffer(buf, w, h, framebuf.MONO_VLSB)
+    else:
+        buf = bytearray(w * h * 2)
+        fb = framebuf.FrameBuffer(buf, w, h, framebuf.RGB565)
+    return buf, fb, FbRenderer(fb, w, h, mono)
+
+
+def _mono8():
+    buf = bytearray(32 * 16 // 8)
+    return buf, framebuf.FrameBuffer(buf, 32, 16, framebuf.MONO_HLSB)
+
+
+if framebuf is not None:
+    from duelclock.writer import Writer
+    from duelclock import font_ko
+    import screens
+
+    def test_every_state_draws_on_both_sizes():
+        for w, h, mono in SIZES:
+            buf, fb, r = screen(w, h, mono)
+            bg = 0
+            for name, make in screens.STATES:
+                s = make()
+                r.draw(s)
+                if s.flash:
+                    continue
+                ink = 0
+                for i in range(0, len(buf), 2 if not mono else 1):
+                    if buf[i] != bg:
+                        ink += 1
+                assert ink > len(buf) // 200, "%s %dx%d is nearly blank" % (name, w, h)
+
+    def test_flash_inverts_every_pixel():
+        for w, h, mono in SIZES:
+            buf, fb, r = screen(w, h, mono)
+            s = screens.sudden_death()
+            r.draw(s)
+            plain = bytes(buf)
+            s.flash = True
+            r.draw(s)
+            for i in range(len(buf)):
+                assert buf[i] == plain[i] ^ 0xff
+
+    def test_scaled_ascii_is_the_8x8_font_in_pixel_blocks():
+        small, fs = _mono8()
+        big = bytearray(48 * 24 // 8)
+        fbig = framebuf.FrameBuffer(big, 48, 24, framebuf.MONO_HLSB)
+        Writer(fs).text("8:", 0, 0, 1, 1)
+        Writer(fbig).text("8:", 0, 0, 3, 1)
+        for y in range(8):
+            for x in range(16):
+                for dy in range(3):
+                    for dx in range(3):
+                        assert fbig.pixel(3 * x + dx, 3 * y + dy) == fs.pixel(x, y)
+
+    def test_hangul_comes_from_the_generated_font():
+        buf, fb = _mono8()
+        wr = Writer(fb, font_ko)
+        assert wr.width("가A", 1) == 24 and wr.height("가", 1) == 16 and wr.height("A", 1) == 8
+        assert wr.width("가", 2) == 16 and wr.width("가", 4) == 32
+        wr.text("가", 0, 0, 1, 1)
+        # unifont's 가: the vertical stroke of ㅏ in column 11, rows 2..14
+        assert fb.pixel(11, 2) == 1 and fb.pixel(11, 14) == 1 and fb.pixel(0, 0) == 0
+
+    def test_a_glyph_missing_from_the_font_is_a_box():
+        buf, fb = _mono8()
+        wr = Writer(fb, font_ko)
+        assert wr.width("\u263a", 1) == 16
+        wr.text("\u263a", 0, 0, 1, 1)
+        assert fb.pixel(1, 2) == 1 and fb.pixel(14, 13) == 1 and fb.pixel(7, 7) == 0
+
+    def test_text_is_cut_at_max_w_and_fit_picks_the_largest_scale():
+        buf, fb = _mono8()
+        wr = Writer(fb)
+        assert wr.text("ABCDEFG", 0, 0, 1, 1, 20) == 16          # two whole cells
+        assert wr.fit("35:00", 5, 240) == 5 and wr.fit("+12:34", 5, 240) == 5
+        assert wr.fit("+12:34", 5, 200) == 4 and wr.fit("x" * 40, 3, 100) == 1
+
+    def test_menu_cursor_line_is_inverted_and_shows_the_whole_label():
+        w, h, mono = SIZES[1]
+        buf, fb, r = screen(w, h, mono)
+        s = screens.penalty_menu()
+        s.cursor = 1                                    # "4+ copies of a card": 19 cells > 16
+        r.draw(s)
+        run = best = 0
+        for y in range(h):
+            run = run + 1 if fb.pixel(w - 1, y) else 0  # the bar reaches the right edge
+            best = max(best, run)
+        assert best >= 2 * 9, "the cursor bar should hold two 1x lines, got %d rows" % best
+
+
+def _median(xs):
+    xs = sorted(xs)
+    return xs[len(xs) // 2]
+
+
+def main(out_dir, repeat=15):
+    """Draw every state on both sizes; write OUT/fb_WxH_STATE.raw; print draw medians."""
+    import time
+    import screens
+    shots = [(name, make()) for name, make in screens.STATES]
+    for w, h, mono in SIZES:
+        buf, fb, r = screen(w, h, mono)
+        times = []
+        for name, s in shots:
+            for i in range(repeat):
+                t0 = time.ticks_us()
+                r.draw(s)
+                times.append(time.ticks_diff(time.ticks_us(), t0))
+            with open("%s/fb_%dx%d_%s.raw" % (out_dir, w, h, name), "wb") as f:
+                f.write(buf)
+        print("draw_ms %dx%d median %.2f max %.2f" % (w, h, _median(times) / 1000, max(times) / 1000))
+
+
+if __name__ == "__main__":
+    import sys
+    main(sys.argv[1])
