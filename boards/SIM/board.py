@@ -14,6 +14,11 @@
 #   DUELCLOCK_SIM_SERIAL  the desk link: socket://HOST:PORT, fd:N or a path (a pty).
 #                         Unset: this process's stdin and stdout, as USB CDC on a board.
 #   DUELCLOCK_SIM_FS      the directory for the journal; default: the current directory.
+#   DUELCLOCK_SIM_FLASH   instead: a file-backed flash image (littlefs, as on a board),
+#                         made on first use and mounted at /flash; it survives the process
+#                         being killed mid-write, which is the simulator's power cut.
+#   DUELCLOCK_SIM_CONFIG  a host file copied to the flash's duelclock.json at boot (what
+#                         `duelclock deploy` writes on a real board)
 #   DUELCLOCK_SIM_SPEED   how much faster than real time the table's clock runs (default 1;
 #                         the desk runs at the same speed: duelclock desk --speed)
 #   DUELCLOCK_SIM_PPM     the table crystal's error in parts per million (default 0)
@@ -38,7 +43,66 @@ WIDTH, HEIGHT = [int(n) for n in _size.split("x")]
 mono = _kind == "mono" if _kind else WIDTH <= 128
 renderer_kind = "fb"
 HAS_WIFI = True                         # the host's network: MQTT works as over Wi-Fi
-FS_PREFIX = (os.getenv("DUELCLOCK_SIM_FS") or ".").rstrip("/") + "/"
+FLASH_BLOCK_BYTES = 4096                # an RP2040's erase block
+FLASH_BLOCKS = 256                      # 1 MB, what a Pico W gives its filesystem
+
+
+class _FileDisk:
+    """A flash chip in a host file, for os.VfsLfs2. Each block write goes to the file at
+    once, so killing the process leaves the image as a power cut leaves a chip."""
+
+    def __init__(self, path, blocks):
+        try:
+            self.f = open(path, "r+b")
+        except OSError:
+            self.f = open(path, "w+b")
+            self.f.write(b"\xff" * (blocks * FLASH_BLOCK_BYTES))
+            self.f.flush()
+        self.blocks = blocks
+
+    def readblocks(self, block, buf, offset=0):
+        self.f.seek(block * FLASH_BLOCK_BYTES + offset)
+        self.f.readinto(buf)
+
+    def writeblocks(self, block, buf, offset=0):
+        self.f.seek(block * FLASH_BLOCK_BYTES + offset)
+        self.f.write(buf)
+        self.f.flush()
+
+    def ioctl(self, op, arg):
+        if op == 4:                     # block count
+            return self.blocks
+        if op == 5:                     # block size
+            return FLASH_BLOCK_BYTES
+        if op == 6:                     # erase: littlefs needs no real erase here
+            return 0
+        return None
+
+
+def _mount_flash(path):
+    disk = _FileDisk(path, FLASH_BLOCKS)
+    try:
+        vfs = os.VfsLfs2(disk, progsize=256)
+    except OSError:
+        os.VfsLfs2.mkfs(disk, progsize=256)
+        vfs = os.VfsLfs2(disk, progsize=256)
+    os.mount(vfs, "/flash")
+    return "/flash/"
+
+
+def _seed_config(prefix, path):
+    with open(path, "rb") as f:
+        data = f.read()
+    with open(prefix + "duelclock.json", "wb") as f:
+        f.write(data)
+
+
+if os.getenv("DUELCLOCK_SIM_FLASH"):
+    FS_PREFIX = _mount_flash(os.getenv("DUELCLOCK_SIM_FLASH"))
+else:
+    FS_PREFIX = (os.getenv("DUELCLOCK_SIM_FS") or ".").rstrip("/") + "/"
+if os.getenv("DUELCLOCK_SIM_CONFIG"):
+    _seed_config(FS_PREFIX, os.getenv("DUELCLOCK_SIM_CONFIG"))
 
 
 def _open(spec, mode):

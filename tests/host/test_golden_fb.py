@@ -9,29 +9,9 @@ from PIL import Image
 
 from tests.host.golden import GOLDEN, UPDATE, compare, ensure_font
 from tests.host.upy import run_upy
+from simulator.screens import fb_to_image
 
 SIZES = ((240, 135, False), (128, 64, True))
-
-
-def fb_to_image(raw, w, h, mono):
-    """A MicroPython framebuffer as a Pillow image: MONO_VLSB (SSD1306) or RGB565
-    (little-endian, as framebuf stores it)."""
-    if mono:
-        img = Image.new("1", (w, h))
-        px = img.load()
-        for y in range(h):
-            page = (y >> 3) * w
-            bit = 1 << (y & 7)
-            for x in range(w):
-                px[x, y] = 1 if raw[page + x] & bit else 0
-        return img
-    img = Image.new("RGB", (w, h))
-    px = img.load()
-    for i in range(w * h):
-        c = raw[2 * i] | raw[2 * i + 1] << 8
-        r, g, b = c >> 11, (c >> 5) & 63, c & 31
-        px[i % w, i // w] = ((r * 527 + 23) >> 6, (g * 259 + 33) >> 6, (b * 527 + 23) >> 6)
-    return img
 
 
 @pytest.fixture(scope="module")

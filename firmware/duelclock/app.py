@@ -1,0 +1,395 @@
+# The table: asyncio tasks at the edges, the only code that reads ticks or touches I/O.
+#
+#   keys task     board.keys.scan -> Ui.key(intent, round ms) -> frame
+#   frame task    Ui.tick -> view.build -> renderer.draw -> display.show; alerts -> buzzer
+#   link task     link.poll -> wire.Decoder -> commands (round, pause, resume, extend, rules,
+#                 ack) and sync replies -> Clock.sample
+#   report task   sync requests when the Clock asks; state on change and every STATE_MS;
+#                 record chunks of what the desk has not acknowledged; the result at the end
+#
+# Time: `local_ms()` is the board's ticks, unwrapped; the Clock maps it to desk time, and a
+# match's events are stamped with desk ms since its round started (round_start's start_ms).
+# Before the first sync after a boot the table knows no desk time: it shows the match as it
+# was and takes no entries until the desk answers.
+import asyncio
+import json
+
+from duelclock import VERSION
+from duelclock.core.clock import Clock
+from duelclock.core.record import parse_line
+from duelclock.core.ui import Ui
+from duelclock.core.view import build
+from duelclock.core.wire import Encoder, Decoder
+from duelclock.journal import Journal
+
+KEY_SCAN_MS = 15
+FRAME_MS = 100
+STATE_MS = 5000
+LINK_MS = 20
+RECORD_BATCH = 12             # events per record message: well inside 1024 bytes
+RESEND_MS = 10000             # unacknowledged record: sent again after this long
+SERIAL_BUDGET_MS = 5
+WIFI_BUDGET_MS = 20
+
+
+def load_config(root):
+    with open(root + "/duelclock.json") as f:
+        return json.load(f)
+
+
+def next_boot(root):
+    """The boot counter (wire seqs stay above all sent before): read, raise, write back."""
+    path = root + "/boot"
+    try:
+        with open(path) as f:
+            boot = int(f.read()) + 1
+    except (OSError, ValueError):
+        boot = 1
+    with open(path, "w") as f:
+        f.write(str(boot))
+    return boot
+
+
+class Table:
+    def __init__(self, board, cfg, link, local_ms, root):
+        self.board = board
+        self.cfg = cfg
+        self.link = link
+        self.local_ms = local_ms
+        self.root = root
+        self.tbl = cfg["table"]
+        key = bytes.fromhex(cfg["key"]) if hasattr(bytes, "fromhex") else _unhex(cfg["key"])
+        self.enc = Encoder(key, next_boot(root), self.tbl)
+        self.dec = Decoder(key, self.tbl, seen=self._load_seen())
+        wifi = cfg.get("link") == "mqtt"
+        self.clock = Clock(WIFI_BUDGET_MS if wifi else SERIAL_BUDGET_MS)
+        self.journal = Journal(root + "/journal")
+        self.ui = Ui(self.tbl, self._save, cfg.get("pins"), cfg.get("lang", "en"))
+        self.match_id = None
+        self.start_ms = None          # desk time the current round started
+        self.total = 0                # events in the current match's journal
+        self.acked = 0                # events the desk holds
+        self.sent = 0                 # events sent (acked <= sent <= total)
+        self.sent_at = 0
+        self.result_sent = False
+        self.sync_seq = None
+        self.state_due = 0
+        self.last_state = None
+        self.flash_until = 0
+        self.dirty = True
+        self._recover()
+
+    # --- boot -----------------------------------------------------------------------------
+
+    def _recover(self):
+        def on_line(line):
+            ev, why = parse_line(line)
+            if ev is None:
+                return
+            if ev["ev"] == "round_start":
+                self.start_ms = ev.get("start_ms")
+            self.ui.restore(ev)
+            self.total += 1
+        rec = self.journal.recover(on_line)
+        self.match_id = rec.match_id
+        if rec.dropped:
+            self.ui.say("journal: %d record(s) dropped" % len(rec.dropped))
+
+    def _seen_path(self):
+        return self.root + "/seen"
+
+    def _load_seen(self):
+        try:
+            with open(self._seen_path()) as f:
+                return {0: int(f.read())}
+        except (OSError, ValueError):
+            return None
+
+    def _store_seen(self):
+        seq = self.dec.last_seq(0)
+        if seq is not None:
+            with open(self._seen_path(), "w") as f:
+                f.write(str(seq))
+
+    # --- time -----------------------------------------------------------------------------
+
+    def round_ms(self):
+        """Desk ms since the round started, or None (no sync yet, or no round)."""
+        desk = self.clock.desk_now_ms(self.local_ms())
+        if desk is None or self.start_ms is None:
+            return None
+        return desk - self.start_ms
+
+    # --- the journal is the only way an event is confirmed --------------------------------
+
+    def _save(self, ev):
+        if ev["ev"] == "round_start":
+            self.match_id = self.journal.start_match(ev)
+            self.total, self.acked, self.sent = 1, 0, 0
+            self.result_sent = False
+        else:
+            self.journal.append(ev)
+            self.total += 1
+        self.dirty = True
+        self.state_due = 0
+
+    # --- commands from the desk -----------------------------------------------------------
+
+    def handle(self, msg):
+        k = msg["k"]
+        if k == "sync":
+            if msg["re"] == self.sync_seq:
+                self.clock.sample(msg["t1"], msg["t2"], msg["t3"], self.local_ms())
+                self.sync_seq = None
+            return
+        self._store_seen()
+        getattr(self, "_cmd_" + k)(msg)
+        self.dirty = True
+
+    def _cmd_round(self, msg):
+        m = self.ui.match
+        names = msg.get("names")
+        if m is None or m.round_no != msg["round"] or self.start_ms != msg["start_ms"]:
+            ev = {"t": 0, "ev": "round_start", "round": msg["round"], "kind": msg["kind"],
+                  "limit_s": msg["limit_s"], "cap_s": msg["cap_s"],
+                  "extra_turns": msg["extra_turns"], "seating": msg["seating"],
+                  "rules": msg.get("rules", "ID"), "start_ms": msg["start_ms"]}
+            self.start_ms = msg["start_ms"]
+            try:
+                self.ui.start_round(ev, (names["A"], names["B"]) if names else None, msg.get("lang"),
+                                    self.ui.extend_ok)
+            except OSError as e:
+                self.ui.say("NOT SAVED: %s" % e)
+        else:
+            if names:
+                self.ui.names = (names["A"], names["B"])
+            if msg.get("lang"):
+                self.ui.lang = msg["lang"]
+
+    def _cmd_pause(self, msg):
+        if self.start_ms is not None:
+            self.ui.pause(msg["at_ms"] - self.start_ms)
+
+    def _cmd_resume(self, msg):
+        if self.start_ms is not None:
+            self.ui.now_ms = msg["at_ms"] - self.start_ms
+            self.ui.resume(msg["at_ms"] - self.start_ms)
+
+    def _cmd_extend(self, msg):
+        t = self.round_ms()
+        m = self.ui.match
+        if t is not None and m is not None and m.round_no == msg["round"]:
+            self.ui.now_ms = t
+            self.ui.record({"t": t, "ev": "extend", "ms": msg["ms"]})
+
+    def _cmd_rules(self, msg):
+        self.ui.extend_ok = msg["settings"].get("extend_ok") is True
+
+    def _cmd_ack(self, msg):
+        m = self.ui.match
+        if m is None or m.round_no != msg["round"]:
+            return
+        self.acked = max(self.acked, min(msg["events"], self.total))
+        if m.over and self.acked == self.total and self.match_id is not None:
+            self.journal.mark_collected(self.match_id)
+
+    # --- reports --------------------------------------------------------------------------
+
+    def _send(self, k, fields, kind="report"):
+        return self.link.send(self.enc.build(k, fields), kind)
+
+    def hello(self):
+        fields = {"board": self.board.BOARD, "fw": VERSION}
+        pct = self.board.battery_pct() if self.board.battery_pct else None
+        if pct is not None:
+            fields["battery"] = pct
+        self._send("hello", fields)
+
+    def state(self):
+        m = self.ui.match
+        now = self.local_ms()
+        fields = {"round": 0, "phase": "waiting", "duel": 0, "wins": {"A": 0, "B": 0},
+                  "lp": {"A": 8000, "B": 8000}, "turn": 0, "remaining_ms": 0}
+        if m is not None:
+            t = self.round_ms()
+            fields = {"round": m.round_no, "phase": m.phase(),
+                      "duel": len(m.duels) + (1 if m.in_duel else 0),
+                      "wins": dict(m.wins), "lp": dict(m.lp), "turn": m.turn if m.in_duel else 0,
+                      "remaining_ms": m.limit_ms - (t if t is not None else (m.now_ms or 0))}
+        age = self.clock.age_ms(now)
+        if age is not None:
+            fields["sync_age_ms"] = max(0, age)
+            fields["sync_err_ms"] = int(self.clock.error_ms(now) + 0.5)
+        return fields
+
+    def report(self):
+        """One step of the report task: sync request, state, record, result."""
+        now = self.local_ms()
+        if self.clock.next_exchange_in_ms(now) == 0:
+            self.sync_seq = self.enc.seq
+            if self._send("sync", {"t1": now}):
+                self.clock.sent(now)
+        fields = self.state()
+        if fields != self.last_state or now >= self.state_due:
+            if self._send("state", fields, "state"):
+                self.last_state = fields
+                self.state_due = now + STATE_MS
+        m = self.ui.match
+        if m is None or self.match_id is None:
+            return
+        if self.sent > self.acked and now - self.sent_at > RESEND_MS:
+            self.sent = self.acked                      # no ack came: send again
+        if self.sent < self.total:
+            self._send_record(m.round_no, now)
+        if m.over and not self.result_sent and self.sent >= self.total:
+            self.result_sent = self._send("result", {"round": m.round_no, "result": m.result,
+                                                     "wins": dict(m.wins), "events": self.total})
+
+    def _send_record(self, round_no, now):
+        batch = []
+        i = 0
+        for line in self.journal.export(self.match_id):
+            if i >= self.sent:
+                batch.append(json.loads(line))
+                if len(batch) == RECORD_BATCH:
+                    break
+            i += 1
+        if not batch:
+            return
+        try:
+            line = self.enc.build("record", {"round": round_no, "first": self.sent,
+                                             "events": batch, "total": self.total})
+        except ValueError:                              # too long: send fewer next time
+            batch = batch[:1]
+            line = self.enc.build("record", {"round": round_no, "first": self.sent,
+                                             "events": batch, "total": self.total})
+        if self.link.send(line, "report"):
+            self.sent += len(batch)
+            self.sent_at = now
+
+    # --- the screen -----------------------------------------------------------------------
+
+    def frame(self, renderer, present):
+        now = self.local_ms()
+        t = self.round_ms()
+        if t is not None:
+            self.ui.tick(t)
+        for kind, arg in self.ui.alerts:
+            if kind == "beep" and self.board.buzzer is not None:
+                self.board.buzzer.beep(arg)
+            elif kind == "flash":
+                self.flash_until = now + arg
+        self.ui.alerts = []
+        age = self.clock.age_ms(now)
+        pct = self.board.battery_pct() if self.board.battery_pct else None
+        screen = build(self.ui, t if t is not None else (self.ui.now_ms or 0),
+                       None if age is None else age // 1000, pct,
+                       now < self.flash_until and (now // 250) % 2 == 0)
+        renderer.draw(screen)
+        present()
+
+    def key(self, intent):
+        t = self.round_ms()
+        if t is None and self.ui.match is not None:
+            self.ui.say(self.ui.t("no_sync"))
+            return
+        self.ui.key(intent, t if t is not None else 0)
+        self.dirty = True
+
+
+# --- tasks -------------------------------------------------------------------------------
+
+async def keys_task(table, keys):
+    while True:
+        for intent in keys.scan(table.local_ms()):
+            table.key(intent)
+        await asyncio.sleep_ms(KEY_SCAN_MS)
+
+
+async def frame_task(table, renderer, present):
+    while True:
+        table.frame(renderer, present)
+        await asyncio.sleep_ms(FRAME_MS)
+
+
+async def link_task(table):
+    was_up = False
+    while True:
+        data = table.link.poll()
+        if data:
+            for msg in table.dec.feed(data):
+                table.handle(msg)
+        if table.link.up and not was_up:
+            table.hello()
+            table.sent = table.acked                    # the desk may have missed some
+        was_up = table.link.up
+        table.report()
+        await asyncio.sleep_ms(LINK_MS)
+
+
+class Unwrap:
+    """ticks_ms wraps (at 2**30 on boards); the Clock wants an ever-increasing int."""
+
+    def __init__(self, ticks_ms, ticks_diff):
+        self.ticks_ms, self.ticks_diff = ticks_ms, ticks_diff
+        self.last = ticks_ms()
+        self.total = 0
+
+    def __call__(self):
+        now = self.ticks_ms()
+        self.total += self.ticks_diff(now, self.last)
+        self.last = now
+        return self.total
+
+
+def _unhex(s):
+    return bytes(int(s[i:i + 2], 16) for i in range(0, len(s), 2))
+
+
+def make_link(board, cfg, local_ms):
+    from duelclock.link import StreamLink, MqttLink
+    if cfg.get("link") != "mqtt":
+        return StreamLink(board.open_serial())
+    m = cfg["mqtt"]
+    from umqtt.simple import MQTTClient
+
+    def factory():
+        return MQTTClient("duelclock-t%d" % cfg["table"], m["host"], m.get("port", 1883),
+                          keepalive=m.get("keepalive_s", 30))
+    return MqttLink(factory, cfg.get("event", "event"), cfg["table"], m.get("keepalive_s", 30), local_ms)
+
+
+def make_renderer(board):
+    """(renderer, present): present() puts a drawn frame on the glass. The one branch on
+    the board, on data it gives (boards/README.md)."""
+    d = board.display
+    if board.renderer_kind == "dio":
+        from duelclock.render_dio import DioRenderer
+        r = DioRenderer(board.WIDTH, board.HEIGHT)
+        d.root_group = r.group
+        return r, lambda: None                  # displayio refreshes by itself
+    from duelclock.render_fb import FbRenderer
+    return FbRenderer(d.fb, board.WIDTH, board.HEIGHT, board.mono, d.swap), d.show
+
+
+def main(board=None, root=None):
+    if board is None:
+        import board
+    root = root or getattr(board, "FS_PREFIX", "").rstrip("/") or "."
+    cfg = load_config(root)
+    local_ms = getattr(board, "local_ms", None)
+    if local_ms is None:
+        import time
+        local_ms = Unwrap(time.ticks_ms, time.ticks_diff)
+    if cfg.get("link") == "mqtt" and hasattr(board, "connect_wifi"):
+        board.connect_wifi(cfg["wifi"]["ssid"], cfg["wifi"]["pass"])
+    link = make_link(board, cfg, local_ms)
+    table = Table(board, cfg, link, local_ms, root)
+    renderer, present = make_renderer(board)
+
+    async def run():
+        asyncio.create_task(keys_task(table, board.keys))
+        asyncio.create_task(frame_task(table, renderer, present))
+        await link_task(table)
+    asyncio.run(run())
+    return table

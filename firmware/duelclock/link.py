@@ -1,0 +1,144 @@
+# The table's end of the desk link: the same lines over USB serial or MQTT (docs/protocol.md).
+# I/O at the edge. Both links offer the same three calls, polled by the app's link task:
+#   poll() -> bytes received since the last call (b"" when none; never blocks)
+#   send(line, kind) -> True when handed to the link; kind is "state" (latest wins) or "report"
+#   up -> whether the link is believed to work
+import select
+
+
+class StreamLink:
+    """Lines over a byte stream: USB CDC, a UART, or the simulator's socket. `stream` needs
+    read/write (or recv/send for a socket) and works with select.poll."""
+
+    def __init__(self, stream):
+        self.stream = stream
+        self._poll = select.poll()
+        self._poll.register(stream, select.POLLIN)
+        self._recv = getattr(stream, "recv", None)
+        self._send = getattr(stream, "send", None) or stream.write
+        self.up = True
+
+    def poll(self):
+        out = b""
+        for _ in range(8):                       # at most 8 reads a call: keys stay responsive
+            ready = self._poll.poll(0)
+            if not ready:
+                break
+            if ready[0][1] & (select.POLLHUP | select.POLLERR):
+                self.up = False
+                break
+            try:
+                data = self._recv(512) if self._recv else self.stream.read(512)
+            except OSError:
+                self.up = False
+                break
+            if not data:
+                self.up = False                  # the far end closed: the app keeps time
+                break
+            self.up = True
+            out += data
+        return out
+
+    def send(self, line, kind):
+        try:
+            n = self._send(line)
+            while n is not None and n < len(line):   # a socket may take part of it
+                line = line[n:]
+                n = self._send(line)
+            return True
+        except OSError:
+            self.up = False
+            return False
+
+
+class MqttLink:
+    """Lines over MQTT with umqtt.simple (micropython-lib). Topics as in docs/protocol.md;
+    the retained round message and the last will make a rebooted table whole again.
+    umqtt.simple sends no keepalive by itself, so poll() pings every keepalive_s / 2."""
+
+    def __init__(self, client_factory, event, tbl, keepalive_s=30, now_ms=None):
+        self.factory = client_factory           # () -> a fresh umqtt.simple.MQTTClient
+        self.base = "duelclock/%s/" % event
+        self.tbl = tbl
+        self.keepalive_s = keepalive_s
+        self.now_ms = now_ms
+        self.client = None
+        self.up = False
+        self._rx = []
+        self._last_io = 0
+        self._retry_at = 0
+        self._backoff_ms = 1000
+
+    def _topic(self, leaf):
+        return (self.base + "table/%d/%s" % (self.tbl, leaf)).encode()
+
+    def _connect(self, now):
+        c = self.factory()
+        c.set_callback(self._on_msg)
+        c.set_last_will(self._topic("state"), b"offline", retain=True, qos=0)
+        c.connect()
+        try:                                     # the 44 ms Nagle trap (toolchain.md)
+            c.sock.setsockopt(6, 1, 1)
+        except (AttributeError, OSError):
+            pass
+        c.subscribe((self.base + "round").encode(), 1)
+        c.subscribe((self.base + "cmd").encode(), 1)
+        c.subscribe(self._topic("cmd"), 1)
+        self.client = c
+        self.up = True
+        self._last_io = now
+        self._backoff_ms = 1000
+
+    def _on_msg(self, topic, msg):
+        self._rx.append(bytes(msg) + b"\n")
+
+    def _down(self, now):
+        self.up = False
+        try:
+            if self.client is not None:
+                self.client.sock.close()
+        except (AttributeError, OSError):
+            pass
+        self.client = None
+        self._retry_at = now + self._backoff_ms
+        self._backoff_ms = min(self._backoff_ms * 2, 30000)
+
+    def poll(self):
+        now = self.now_ms()
+        if self.client is None:
+            if now < self._retry_at:
+                return b""
+            try:
+                self._connect(now)
+            except (OSError, IndexError):        # refused, unreachable, broker gone
+                self._down(now)
+                return b""
+        try:
+            for _ in range(8):
+                if self.client.check_msg() is None and not self._rx:
+                    break
+                self._last_io = now
+                if len(self._rx) > 8:
+                    break
+            if now - self._last_io > self.keepalive_s * 500:
+                self.client.ping()
+                self._last_io = now
+        except (OSError, IndexError):
+            self._down(now)
+        out = b"".join(self._rx)
+        self._rx = []
+        return out
+
+    def send(self, line, kind):
+        if self.client is None:
+            return False
+        try:
+            if kind == "state":
+                self.client.publish(self._topic("state"), line.rstrip(b"\n"), True, 0)
+            else:
+                self.client.publish(self._topic("report"), line.rstrip(b"\n"), False, 1)
+            self._last_io = self.now_ms()
+            return True
+        except (OSError, IndexError):
+            self._down(self.now_ms())
+            return False

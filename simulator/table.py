@@ -1,0 +1,187 @@
+"""One simulated duel table: the real firmware (duelclock.app on boards/SIM) in the
+MicroPython unix port, with its hardware made of host things.
+
+    flash    a file-backed littlefs image (DUELCLOCK_SIM_FLASH): a power cut is SIGKILL
+    display  a raw framebuffer file the board rewrites at each frame -> screenshot() PNG
+    keys     a TCP socket the board connects to; press() sends intent names
+    serial   the board's stdin/stdout, relayed to a TCP port the desk opens as
+             socket://127.0.0.1:<serial_port> (the relay outlives the table's power cuts,
+             as a USB hub port outlives the board's reset)
+    clock    DUELCLOCK_SIM_SPEED x real time, off by DUELCLOCK_SIM_PPM
+"""
+import json
+import os
+import signal
+import socket
+import subprocess
+import threading
+import time
+
+from simulator import build
+from simulator.screens import fb_to_image
+
+
+# The 64-bit unix port needs about 300 KB for the app at 240x135: the 65 KB framebuffer, and
+# the firmware's bytecode, which a board keeps in flash (frozen) but .mpy files load into RAM.
+HEAP = "512k"
+# main.py on a board; a crash's traceback goes to stderr here, not into the serial stream.
+BOOT = """import sys, board
+from duelclock import app
+try:
+    app.main(board)
+except BaseException as e:
+    sys.print_exception(e, sys.stderr)
+    raise SystemExit(1)
+"""
+
+
+def _listener():
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(("127.0.0.1", 0))
+    s.listen(1)
+    return s
+
+
+class SimTable:
+    def __init__(self, number, workdir, key_hex, speed=1.0, ppm=0.0, link="serial",
+                 broker=None, event="event", size="240x135", pins=None, lang="en"):
+        self.number = number
+        self.dir = os.path.join(workdir, "table%02d" % number)
+        os.makedirs(self.dir, exist_ok=True)
+        self.speed, self.ppm, self.size = speed, ppm, size
+        self.flash = os.path.join(self.dir, "flash.img")
+        self.fb = os.path.join(self.dir, "fb.raw")
+        self.config = os.path.join(self.dir, "duelclock.json")
+        cfg = {"table": number, "key": key_hex, "lang": lang, "event": event,
+               "pins": pins or {"floor": "1111", "head": "2222"}, "link": link}
+        if link == "mqtt":
+            host, port = broker.split("://", 1)[1].rsplit(":", 1)
+            cfg["mqtt"] = {"host": host, "port": int(port), "keepalive_s": 30}
+        with open(self.config, "w") as f:
+            json.dump(cfg, f)
+        self.link = link
+        self.proc = None
+        self._keys_srv = _listener()
+        self._keys = None
+        self._serial_srv = _listener() if link == "serial" else None
+        self.serial_port = self._serial_srv.getsockname()[1] if self._serial_srv else None
+        self._desk = None             # the desk's connection to our serial port
+        self._lock = threading.Lock()
+        self._stopping = False
+        if self._serial_srv is not None:
+            threading.Thread(target=self._accept_desk, daemon=True).start()
+
+    @property
+    def serial_url(self):
+        return "socket://127.0.0.1:%d" % self.serial_port
+
+    # --- power --------------------------------------------------------------------------
+
+    def start(self):
+        env = dict(os.environ, MICROPYPATH=build.table_path(), DUELCLOCK_SIM_FLASH=self.flash,
+                   DUELCLOCK_SIM_CONFIG=self.config, DUELCLOCK_SIM_FB=self.fb,
+                   DUELCLOCK_SIM_SIZE=self.size, DUELCLOCK_SIM_SPEED=repr(self.speed),
+                   DUELCLOCK_SIM_PPM=repr(self.ppm),
+                   DUELCLOCK_SIM_KEYS="socket://127.0.0.1:%d" % self._keys_srv.getsockname()[1])
+        err = open(os.path.join(self.dir, "stderr.log"), "ab")
+        self.proc = subprocess.Popen(
+            [build.UPY, "-X", "heapsize=%s" % HEAP, "-c", BOOT],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, env=env, cwd=self.dir,
+            start_new_session=True)
+        err.close()
+        self._keys_srv.settimeout(20)
+        self._keys, _ = self._keys_srv.accept()
+        threading.Thread(target=self._pump_out, args=(self.proc,), daemon=True).start()
+
+    def power_cut(self):
+        """Cut the power mid-whatever: SIGKILL, nothing flushed that was not."""
+        if self.proc is not None and self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+        if self._keys is not None:
+            self._keys.close()
+            self._keys = None
+
+    def stop(self):
+        self._stopping = True
+        self.power_cut()
+        for s in (self._keys_srv, self._serial_srv, self._desk):
+            if s is not None:
+                s.close()
+
+    @property
+    def alive(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    # --- keys and screen ----------------------------------------------------------------
+
+    def press(self, *intents):
+        self._keys.sendall("".join(i + "\n" for i in intents).encode())
+
+    def screenshot(self, path):
+        mono = self.size.endswith(":mono") or int(self.size.split("x")[0]) <= 128
+        w, h = [int(n) for n in self.size.split(":")[0].split("x")]
+        with open(self.fb, "rb") as f:
+            raw = f.read()
+        fb_to_image(raw, w, h, mono, swapped=not mono).resize((w * 2, h * 2)).save(path)
+        return path
+
+    # --- the serial relay ---------------------------------------------------------------
+
+    def _accept_desk(self):
+        while not self._stopping:
+            try:
+                conn, _ = self._serial_srv.accept()
+            except OSError:
+                return
+            conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            with self._lock:
+                if self._desk is not None:
+                    self._desk.close()
+                self._desk = conn
+            threading.Thread(target=self._pump_in, args=(conn,), daemon=True).start()
+
+    def _pump_in(self, conn):
+        # desk -> table stdin; lost while the table is off, as on a real wire
+        while True:
+            try:
+                data = conn.recv(4096)
+            except OSError:
+                return
+            if not data:
+                return
+            proc = self.proc
+            if proc is not None and proc.poll() is None:
+                try:
+                    proc.stdin.write(data)
+                    proc.stdin.flush()
+                except (BrokenPipeError, OSError):
+                    pass
+
+    def _pump_out(self, proc):
+        # table stdout -> desk
+        fd = proc.stdout.fileno()
+        while True:
+            try:
+                data = os.read(fd, 4096)
+            except OSError:
+                return
+            if not data:
+                return
+            with self._lock:
+                desk = self._desk
+            if desk is not None:
+                try:
+                    desk.sendall(data)
+                except OSError:
+                    pass
+
+
+def wait_for(predicate, timeout_s, step_s=0.05):
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end:
+        if predicate():
+            return True
+        time.sleep(step_s)
+    return predicate()
