@@ -1,30 +1,77 @@
-"""`make demo` (interim, until the simulator lands): replay each bundled match record,
-print its verdict and LP sheet, and write the printable HTML sheets to out/demo/."""
+"""`make demo`: the desk (with its own mosquitto), 8 simulated tables running the real
+firmware (4 on serial, 4 on Wi-Fi/MQTT), a round with check-in, scripted players, time
+accelerated so the 75-minute round finishes in about 2 minutes. Ends with the results table
+on the terminal; the LP sheets (HTML) and a screenshot of every table at time call and at
+the end land in out/demo/."""
+import argparse
 import os
+import shutil
 import sys
+import time
 
-from duelclock.core.sheet import render_text
-from duelclock.replay import replay_file
-from duelclock_desk.sheet_html import render_html
+from simulator.room import Room
+from simulator.scripts import room_scripts, expected
+from simulator.table import wait_for
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-OUT = os.path.join(os.path.dirname(HERE), "out", "demo")
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def main():
-    os.makedirs(OUT, exist_ok=True)
-    folder = os.path.join(HERE, "matches")
-    for name in sorted(os.listdir(folder)):
-        if not name.endswith(".jsonl"):
-            continue
-        r = replay_file(os.path.join(folder, name), with_sheet=True)
-        sys.stdout.write(render_text(r.sheet))
-        print("verdict:", r.verdict_json())
-        page = os.path.join(OUT, name[:-6] + ".html")
-        with open(page, "w", encoding="utf-8") as f:
-            f.write(render_html(r.sheet, r.match.verdict(), title=name))
-        print("printable sheet:", os.path.relpath(page))
-    return 0
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="make demo")
+    ap.add_argument("--tables", type=int, default=8)
+    ap.add_argument("--mqtt", type=int, default=4, help="how many of them on MQTT")
+    ap.add_argument("--speed", type=float, default=40.0)
+    ap.add_argument("--out", default=os.path.join(ROOT, "out", "demo"))
+    a = ap.parse_args(argv)
+    shutil.rmtree(a.out, ignore_errors=True)
+    os.makedirs(a.out)
+    started = time.monotonic()
+    room = Room(os.path.join(a.out, "room"), serial_tables=a.tables - a.mqtt, mqtt_tables=a.mqtt,
+                speed=a.speed)
+    scripts = room_scripts(a.tables)
+    try:
+        room.start()
+        print("desk API and status: %s/api/status (duelclock status --desk %s)" % (room.api, room.api))
+        print(room.start_round(1, seating=True, limit="45m", cap="30m"), end="")
+        shots = {}
+
+        def shoot(tag):
+            for n, t in room.tables.items():
+                shots.setdefault(tag, []).append(t.screenshot(os.path.join(a.out, "table%02d_%s.png" % (n, tag))))
+
+        import threading
+        player = threading.Thread(target=room.play, args=(scripts,), daemon=True)
+        player.start()
+        wait_for(lambda: room.round_ms() >= 45 * 60000 + 20000, 600, 0.2)
+        shoot("time_call")
+        print("time called: screenshots in %s" % os.path.relpath(a.out))
+        player.join()
+        ok = room.wait_results(timeout_s=180)
+        shoot("end")
+        print(room.cli("status"))
+        csv = room.cli("export", "--csv", store=True)
+        with open(os.path.join(a.out, "results.csv"), "w") as f:
+            f.write(csv)
+        for n in room.tables:
+            room.cli("sheet", "--table", str(n), "--html",
+                     os.path.join(a.out, "sheet_table%02d.html" % n), store=True)
+        print(_results(room, scripts))
+        print("LP sheets, screenshots and results.csv: %s" % os.path.relpath(a.out))
+        print("demo took %.0f s" % (time.monotonic() - started))
+        return 0 if ok else 1
+    finally:
+        room.stop()
+
+
+def _results(room, scripts):
+    s = room.status()
+    rows = ["table  result       wins  expected     verified"]
+    for v in sorted(s["tables"], key=lambda v: v["table"]):
+        want = expected(scripts[v["table"]])
+        wins = v.get("wins") or {"A": 0, "B": 0}
+        rows.append("%5d  %-11s  %d-%d   %-11s  %s" % (v["table"], v["result"], wins["A"], wins["B"],
+                                                    want["result"], v["verified"]))
+    return "\n".join(rows)
 
 
 if __name__ == "__main__":

@@ -56,7 +56,9 @@ class _FileDisk:
             self.f = open(path, "r+b")
         except OSError:
             self.f = open(path, "w+b")
-            self.f.write(b"\xff" * (blocks * FLASH_BLOCK_BYTES))
+            erased = b"\xff" * FLASH_BLOCK_BYTES
+            for _ in range(blocks):
+                self.f.write(erased)
             self.f.flush()
         self.blocks = blocks
 

@@ -381,8 +381,9 @@ def main(board=None, root=None):
     if local_ms is None:
         import time
         local_ms = Unwrap(time.ticks_ms, time.ticks_diff)
-    if cfg.get("link") == "mqtt" and hasattr(board, "connect_wifi"):
-        board.connect_wifi(cfg["wifi"]["ssid"], cfg["wifi"]["pass"])
+    wifi = cfg.get("wifi")
+    if cfg.get("link") == "mqtt" and wifi and board.connect_wifi is not None:
+        board.connect_wifi(wifi["ssid"], wifi["pass"])
     link = make_link(board, cfg, local_ms)
     table = Table(board, cfg, link, local_ms, root)
     renderer, present = make_renderer(board)

@@ -1,0 +1,155 @@
+"""A room of simulated tables and the real desk, time accelerated.
+
+    room = Room(workdir, serial_tables=4, mqtt_tables=4, speed=30)
+    room.start()                     # broker, desk (duelclock desk), tables (real firmware)
+    room.start_round(1, limit_s=...)
+    room.play({1: events, 2: events, ...})   # scripted players press keys at the right times
+    room.wait_results()              # the desk holds every result, verified
+    room.stop()
+
+The desk is the real `duelclock desk` process (its CLI and HTTP API); the tables are the
+real firmware under the MicroPython unix port (simulator/table.py); MQTT tables go through
+a real mosquitto. Every clock runs `speed` times real time; each table's crystal is off by up
+to +/-ppm_spread.
+"""
+import json
+import os
+import random
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+
+from duelclock_desk.broker import Mosquitto
+from simulator.player import plan
+from simulator.table import SimTable, wait_for
+
+BIN = os.path.dirname(sys.executable)
+DUELCLOCK = os.path.join(BIN, "duelclock")
+
+
+class Room:
+    def __init__(self, workdir, serial_tables=8, mqtt_tables=0, speed=30.0, ppm_spread=100.0,
+                 seed=1, size="240x135", event="sim"):
+        self.dir = workdir
+        os.makedirs(workdir, exist_ok=True)
+        self.speed = speed
+        self.event = event
+        self.key_file = os.path.join(workdir, "event.key")
+        self.store = os.path.join(workdir, "desk.sqlite")
+        self.broker = None
+        self.desk = None
+        self.api = None
+        rng = random.Random(seed)
+        self._plan = [(n, "serial" if n <= serial_tables else "mqtt",
+                       rng.uniform(-ppm_spread, ppm_spread))
+                      for n in range(1, serial_tables + mqtt_tables + 1)]
+        self.size = size
+        self.tables = {}
+
+    # --- up and down --------------------------------------------------------------------
+
+    def start(self):
+        if not os.path.exists(self.key_file):
+            subprocess.run([DUELCLOCK, "keygen", "--out", self.key_file], check=True,
+                           capture_output=True)
+        with open(self.key_file) as f:
+            key_hex = f.read().strip()
+        if any(link == "mqtt" for _, link, _ in self._plan):
+            self.broker = Mosquitto()
+        for n, link, ppm in self._plan:
+            t = SimTable(n, self.dir, key_hex, speed=self.speed, ppm=ppm, link=link,
+                         broker=self.broker.url if self.broker else None, event=self.event,
+                         size=self.size)
+            t.start()
+            self.tables[n] = t
+        args = [DUELCLOCK, "desk", "--key", self.key_file, "--store", self.store,
+                "--event", self.event, "--http-port", "0", "--speed", repr(self.speed),
+                "--broker", self.broker.url if self.broker else "off"]
+        for t in self.tables.values():
+            if t.link == "serial":
+                args += ["--link", t.serial_url]
+        log = open(os.path.join(self.dir, "desk.log"), "w")
+        self.desk = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=log, text=True)
+        line = self.desk.stdout.readline()          # "duelclock desk: ... http://127.0.0.1:PORT, ..."
+        if "http://" not in line:
+            raise RuntimeError("desk did not start: %s" % line)
+        self.api = "http://" + line.split("http://", 1)[1].split(",", 1)[0]
+        threading.Thread(target=self._drain, daemon=True).start()
+        wait_for(lambda: len(self.status()["tables"]) == len(self.tables), 30)
+
+    def _drain(self):
+        for line in self.desk.stdout:
+            pass
+
+    def stop(self):
+        for t in self.tables.values():
+            t.stop()
+        if self.desk is not None and self.desk.poll() is None:
+            self.desk.terminate()
+            try:
+                self.desk.wait(10)
+            except subprocess.TimeoutExpired:
+                self.desk.kill()
+        if self.broker is not None:
+            self.broker.stop()
+
+    # --- the desk -----------------------------------------------------------------------
+
+    def cli(self, *args, store=False):
+        """Run `duelclock ARGS` against this room's desk: through its API, or with `store`
+        on its SQLite store (the read-only commands: export, sheet)."""
+        where = ["--store", self.store] if store else ["--desk", self.api]
+        r = subprocess.run([DUELCLOCK] + list(args) + where, capture_output=True,
+                           text=True, timeout=60)
+        if r.returncode != 0:
+            raise RuntimeError("duelclock %s: %s" % (" ".join(args), r.stderr.strip()))
+        return r.stdout
+
+    def status(self):
+        with urllib.request.urlopen(self.api + "/api/status", timeout=10) as r:
+            return json.loads(r.read())
+
+    def start_round(self, round_no, **opts):
+        args = ["round", "start", "--round", str(round_no)]
+        for k, v in opts.items():
+            flag = "--" + k.replace("_", "-")
+            args += [flag] if v is True else [flag, str(v)]
+        return self.cli(*args)
+
+    def round_ms(self):
+        """The round's ms now, from the desk's own clock."""
+        s = self.status()
+        return s["desk_ms"] - s["round"]["start_ms"]
+
+    # --- players ------------------------------------------------------------------------
+
+    def play(self, scripts, timeout_s=600):
+        """Press each script's keys at its times. `scripts`: {table: [events]} (round_start
+        first: the desk sent it, the script's settings must match the round's)."""
+        s = self.status()
+        t0_real = time.monotonic()
+        t0_round = s["desk_ms"] - s["round"]["start_ms"]
+        steps = []
+        for n, events in scripts.items():
+            for t, keys in plan(events):
+                steps.append((t, n, keys))
+        steps.sort()
+        for t, n, keys in steps:
+            due = t0_real + (t - t0_round) / 1000.0 / self.speed
+            delay = due - time.monotonic()
+            if delay > 0:
+                time.sleep(delay)
+            if time.monotonic() - t0_real > timeout_s:
+                raise TimeoutError("scripts ran past %d s" % timeout_s)
+            self.tables[n].press(*keys)
+
+    def wait_results(self, tables=None, timeout_s=120):
+        """Wait until the desk holds a verified result of every table (or `tables`)."""
+        want = set(tables or self.tables)
+
+        def done():
+            got = {v["table"] for v in self.status()["tables"] if v["verified"] == "ok"}
+            return want <= got
+        return wait_for(done, timeout_s, 0.5)
