@@ -1,9 +1,14 @@
 """The `duelclock` command. Like mpremote: one table maps each command to its handler
 and to the function that declares its arguments; `main` does nothing else."""
 import argparse
+import binascii
+import json
+import os
+import re
 import sys
 
 from duelclock import replay as _replay
+from duelclock_desk import client
 
 
 def _args_replay(p):
@@ -15,19 +20,213 @@ def do_replay(a):
 
 
 def _args_sheet(p):
-    p.add_argument("file", help="match record (JSON Lines)")
+    p.add_argument("file", nargs="?", help="match record (JSON Lines)")
     p.add_argument("--html", metavar="OUT", help="write a printable HTML sheet to OUT")
+    p.add_argument("--table", type=int, help="instead of FILE: table N's record in the store")
+    p.add_argument("--round", type=int, help="with --table: that round (default: the latest)")
+    client.add_store_arg(p)
 
 
 def do_sheet(a):
-    from duelclock_desk import sheet_cmd
-    return sheet_cmd.run(a.file, a.html)
+    if (a.file is None) == (a.table is None):
+        raise client.CliError("sheet takes a FILE or --table N")
+    if a.table is None:
+        from duelclock_desk import sheet_cmd
+        return sheet_cmd.run(a.file, a.html)
+    from duelclock.core.replay import Replay
+    from duelclock.core.sheet import render_text
+    from duelclock_desk.sheet_html import render_html
+    store = _store(a)
+    round_no = a.round or (store.current_round() or {}).get("round", 0)
+    r = Replay(with_sheet=True)
+    for ev in store.events(a.table, round_no):
+        r.feed(json.dumps(ev))
+    if r.match is None:
+        raise client.CliError("no record of table %d round %d in %s" % (a.table, round_no, a.store))
+    if a.html:
+        with open(a.html, "w", encoding="utf-8") as f:
+            f.write(render_html(r.sheet, r.match.verdict(),
+                                title="table %d, round %d" % (a.table, round_no)))
+        print("wrote", a.html)
+    else:
+        sys.stdout.write(render_text(r.sheet))
+
+
+def _store(a):
+    from duelclock_desk.store import Store
+    if not os.path.exists(a.store):
+        raise client.CliError("no store at %s (--store PATH)" % a.store)
+    return Store(a.store)
+
+
+# --- the desk service and its commands -------------------------------------------------------
+
+def _args_desk(p):
+    p.add_argument("--link", action="append", default=[], metavar="URL",
+                   help="a way to tables: /dev/ttyACM0, socket://HOST:PORT, mqtt://HOST:PORT "
+                        "(repeat for many)")
+    p.add_argument("--broker", default="auto", metavar="URL",
+                   help="mqtt://HOST:PORT: the venue's broker; auto (default): start mosquitto "
+                        "here; off: no Wi-Fi tables")
+    client.add_store_arg(p)
+    p.add_argument("--key", required=True, metavar="FILE", help="the event key (keygen)")
+    p.add_argument("--http-port", type=int, default=8765, help="local API port (default 8765)")
+    p.add_argument("--event", metavar="NAME", help="event id in MQTT topics (first start only)")
+    p.add_argument("--lan", action="store_true", help="the broker listens on every interface")
+    p.add_argument("--speed", type=float, default=1.0,
+                   help="simulation only: desk time runs this many times real time")
+
+
+def do_desk(a):
+    if a.broker not in ("auto", "off") and not a.broker.startswith("mqtt://"):
+        raise client.CliError("--broker is auto, off or mqtt://HOST:PORT")
+    if a.event is not None and not re.fullmatch(r"[A-Za-z0-9_-]{1,32}", a.event):
+        raise client.CliError("--event is 1 to 32 letters, digits, - or _ (an MQTT topic level)")
+    from duelclock_desk import api
+    return api.run(a)
+
+
+def _args_round(p):
+    p.add_argument("action", choices=("start",))
+    p.add_argument("--round", type=int, required=True)
+    p.add_argument("--kind", choices=("swiss", "elimination"), default="swiss")
+    p.add_argument("--tables", type=client.tables, help="1-40, 1-10,17 (default: all)")
+    p.add_argument("--at", default="now", help="now, +90s, +2m or HH:MM[:SS] (default now)")
+    p.add_argument("--limit", type=client.duration_s, default=2700, help="45m (default)")
+    p.add_argument("--cap", type=client.duration_s, default=1800, help="30m (default)")
+    p.add_argument("--extra-turns", type=int, default=1)
+    p.add_argument("--seating", action="store_true", help="players check in (tardiness)")
+    p.add_argument("--rules", choices=("ID", "KR"), help="penalty guideline to push")
+    p.add_argument("--lang", choices=("en", "ko", "id"), help="the tables' language")
+    p.add_argument("--pairings", type=client.pairings, default=[], metavar="CSV",
+                   help="table,player_a,player_b per line")
+    client.add_desk_arg(p)
+
+
+def do_round(a):
+    out = client.api(a, "/api/round/start", {
+        "round": a.round, "kind": a.kind, "tables": a.tables, "at": a.at, "limit_s": a.limit,
+        "cap_s": a.cap, "extra_turns": a.extra_turns, "seating": a.seating, "rules": a.rules,
+        "lang": a.lang, "pairings": a.pairings})
+    print("round %d starts at desk time %s on %s" % (
+        out["round"], client.clock(out["start_ms"]),
+        "all tables" if out["tables"] is None else "%d tables" % len(out["tables"])))
+
+
+def _args_pause(p):
+    p.add_argument("--tables", type=client.tables, help="1-40, 1-10,17 (default: all)")
+    client.add_desk_arg(p)
+
+
+def do_pause(a):
+    out = client.api(a, "/api/pause", {"tables": a.tables})
+    print("paused at desk time", client.clock(out["at_ms"]))
+
+
+def do_resume(a):
+    out = client.api(a, "/api/resume", {"tables": a.tables})
+    print("resumed at desk time", client.clock(out["at_ms"]))
+
+
+def _args_extend(p):
+    p.add_argument("--table", type=int, required=True)
+    p.add_argument("--minutes", type=float, required=True)
+    client.add_desk_arg(p)
+
+
+def do_extend(a):
+    out = client.api(a, "/api/extend", {"table": a.table, "ms": int(round(a.minutes * 60000))})
+    print("table %d: %s more" % (out["table"], client.clock(out["ms"])))
+
+
+def _args_status(p):
+    p.add_argument("--json", action="store_true", help="the API's JSON as is")
+    client.add_desk_arg(p)
+
+
+def do_status(a):
+    st = client.api(a, "/api/status")
+    print(json.dumps(st, indent=1) if a.json else "\n".join(client.status_lines(st)))
+
+
+def _args_collect(p):
+    p.add_argument("--round", type=int, help="default: the current round")
+    client.add_desk_arg(p)
+
+
+def do_collect(a):
+    out = client.api(a, "/api/collect", {"round": a.round})
+    print("round %d" % out["round"])
+    for verified, tbls in sorted(out["results"].items()):
+        print("  %-11s %d: %s" % (verified, len(tbls), " ".join(map(str, tbls))))
+    print("  %-11s %d: %s" % ("no result", len(out["missing"]), " ".join(map(str, out["missing"]))))
+
+
+def _args_export(p):
+    p.add_argument("--csv", action="store_true", required=True, help="CSV (the only format)")
+    p.add_argument("--round", type=int, help="default: the latest round")
+    p.add_argument("--out", metavar="FILE", help="default: standard output")
+    client.add_store_arg(p)
+
+
+def do_export(a):
+    store = _store(a)
+    text = store.results_csv(a.round or (store.current_round() or {}).get("round", 0))
+    if a.out:
+        with open(a.out, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+    else:
+        sys.stdout.write(text)
+
+
+def _args_keygen(p):
+    p.add_argument("--out", required=True, metavar="FILE", help="new key file (mode 0600)")
+
+
+def do_keygen(a):
+    try:
+        fd = os.open(a.out, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        raise client.CliError("%s exists: a key is never overwritten" % a.out)
+    with os.fdopen(fd, "w") as f:
+        f.write(binascii.hexlify(os.urandom(32)).decode() + "\n")
+    print("wrote", a.out)
+
+
+def _args_deploy(p):
+    p.add_argument("--port", required=True, help="the board: /dev/ttyACM0, socket://HOST:PORT")
+    p.add_argument("--board", required=True, help="a folder of boards/: RPI_PICO_W, SIM, ...")
+    p.add_argument("--table", type=int, required=True, help="the table's number")
+    p.add_argument("--key", metavar="FILE", help="event key (keygen); default: keep the board's")
+    p.add_argument("--pins", metavar="FLOOR:HEAD", help="judge PINs; default: keep the board's")
+    p.add_argument("--wifi", metavar="SSID:PASS", help="the venue's Wi-Fi (MQTT link)")
+    p.add_argument("--lang", choices=("en", "ko", "id"), default="en", help="the table's language")
+    p.add_argument("--link", choices=("serial", "mqtt"),
+                   help="the desk link (default: mqtt with --broker, else serial)")
+    p.add_argument("--broker", metavar="URL", help="mqtt://HOST:PORT, the venue's broker")
+    p.add_argument("--event", metavar="NAME", help="event id in MQTT topics")
+    p.add_argument("--mpy", action="store_true", help="copy the firmware compiled (mpy-cross)")
+
+
+def do_deploy(a):
+    from duelclock_desk import deploy
+    return deploy.run(a)
 
 
 # name -> (handler, argument declarer, one-line help)
 COMMANDS = {
     "replay": (do_replay, _args_replay, "print the verdict JSON of a match record"),
     "sheet": (do_sheet, _args_sheet, "print the written-style LP sheet of a match record"),
+    "desk": (do_desk, _args_desk, "run the desk: links, clock sync, store, local API"),
+    "round": (do_round, _args_round, "start a round on all tables or some"),
+    "pause": (do_pause, _args_pause, "pause the round clock on all tables or some"),
+    "resume": (do_resume, _args_pause, "resume the round clock on all tables or some"),
+    "extend": (do_extend, _args_extend, "give one table extra time"),
+    "status": (do_status, _args_status, "every table: link, sync, phase, score, LP, time, alerts"),
+    "collect": (do_collect, _args_collect, "check every result of a round against its record"),
+    "export": (do_export, _args_export, "results for the tournament software"),
+    "keygen": (do_keygen, _args_keygen, "make a new event key file"),
+    "deploy": (do_deploy, _args_deploy, "put firmware, board file and config on a board; check"),
 }
 
 
@@ -44,7 +243,11 @@ def parser():
 
 def main(argv=None):
     a = parser().parse_args(argv)
-    return a.handler(a) or 0
+    try:
+        return a.handler(a) or 0
+    except client.CliError as e:
+        sys.stderr.write("%s: %s\n" % (a.command, e))
+        return 1
 
 
 if __name__ == "__main__":

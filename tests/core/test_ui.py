@@ -184,6 +184,21 @@ def test_pause_gives_the_time_back():
     assert build(ui, 13 * MIN).clock == "35:00"
 
 
+def test_time_based_decisions_reach_the_record():
+    ui, saved = _table()
+    _keys(ui, MIN, "a", "a")
+    ui.tick(45 * MIN - 1)
+    assert saved[-1]["ev"] == "duel_start"
+    ui.tick(45 * MIN + 250)                 # J1 swiss: double loss, and the record says so
+    assert saved[-1] == {"t": 45 * MIN + 250, "ev": "tick"}
+    fresh = Ui(7, lambda ev: None)
+    for ev in saved:
+        fresh.restore(ev)
+    assert fresh.match.verdict()["result"] == "double_loss"
+    ui.tick(46 * MIN)
+    assert saved[-1]["t"] == 45 * MIN + 250  # nothing new: one tick per decision
+
+
 def test_restore_rebuilds_the_same_state():
     ui, saved = _table()
     _keys(ui, MIN, "a", "a", "b", "1", "000", "ok", "turn", "a", "5", "00", "ok")
@@ -206,7 +221,9 @@ def test_key_mashing_never_crashes_and_never_records_unconfirmed():
     bad = []
 
     def save(ev):
-        if ev["ev"] != "round_start" and state["key"] not in confirming[ev["ev"]]:
+        if ev["ev"] in ("round_start", "tick"):
+            return                      # the desk's round, and time passing: no key's doing
+        if state["key"] not in confirming[ev["ev"]]:
             bad.append((state["key"], ev))
 
     ui = Ui(1, save, pins={"floor": "1111", "head": "2222"})

@@ -102,7 +102,15 @@ class Ui:
             return
         if m.now_ms is not None and now_ms < m.now_ms:
             return                      # the clock estimate stepped back: wait for it
+        before = m.next_deadline_ms()
         m.advance_to(now_ms)
+        if m.next_deadline_ms() != before:
+            # Time called, the cap, tardiness: the record must show that time passed, or its
+            # replay at the desk would stop short of what the table decided.
+            try:
+                self.save({"t": now_ms, "ev": "tick"})
+            except Exception as e:
+                self.say(tr("not_saved", self.lang, str(e) or type(e).__name__))
         left = m.limit_ms - now_ms
         if not self.warned_5min and 0 < left <= FIVE_MIN_MS and not m.over:
             self.warned_5min = True

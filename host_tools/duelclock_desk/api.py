@@ -1,0 +1,288 @@
+"""`duelclock desk`: the long-running desk service.
+
+One asyncio loop owns the Desk (desk.py) and the store. Links receive in their own threads
+and hand lines over through a queue; the loop takes them in batches (one commit per batch).
+A local HTTP JSON API (aiohttp) serves the CLI and, later, the dashboard:
+
+  GET  /api/status            everything status shows
+  GET  /api/tables/<n>        one table: state, result, penalties, stored events
+  POST /api/round/start       {round, kind, tables, at, limit_s, cap_s, extra_turns,
+                               seating, rules, lang, pairings: [[tbl, A, B], ...]}
+  POST /api/pause, /api/resume {tables, at_ms}      POST /api/extend {table, ms}
+  POST /api/rules {name, settings, tables}          POST /api/collect {round}
+  GET  /api/results.csv?round=N
+  GET  /api/events            server-sent events: "table" and "link" changes
+
+Every POST may carry "who" (the CLI sends the user name); the audit log keeps who@address.
+The API listens on 127.0.0.1 only: it has no authentication, and --lan opens the broker to
+the venue, not the controls.
+"""
+import asyncio
+import binascii
+import json
+import signal
+import sys
+import traceback
+
+from aiohttp import web
+
+from duelclock_desk.broker import BrokerError, Mosquitto
+from duelclock_desk.desk import CommandError, Desk, DeskClock, fingerprint, unix_ms
+from duelclock_desk.links import open_link
+from duelclock_desk.store import Store, StoreError
+
+TICK_S = 1.0
+SSE_KEEPALIVE_S = 15.0
+SSE_QUEUE = 1000           # a subscriber that falls this far behind loses the oldest changes
+
+
+def load_key(path):
+    """The event key from a --key file: hex (keygen writes 32 random bytes)."""
+    with open(path) as f:
+        text = f.read().strip()
+    try:
+        key = binascii.unhexlify(text)
+    except (binascii.Error, ValueError):
+        raise StoreError("%s: the key file holds hex digits (duelclock keygen)" % path)
+    if len(key) < 16:
+        raise StoreError("%s: a key of %d bytes is too short (keygen makes 32)" % (path, len(key)))
+    return key
+
+
+class ThreadSink:
+    """What links call from their threads: the lines and statuses go to the loop's queue.
+    Receive times are stamped here, in the link's thread, the moment bytes arrive."""
+
+    def __init__(self, now_ms, loop, queue):
+        self.now_ms = now_ms
+        self._loop, self._queue = loop, queue
+
+    def _put(self, item):
+        try:
+            self._loop.call_soon_threadsafe(self._queue.put_nowait, item)
+        except RuntimeError:          # the loop closed under a late reader thread
+            pass
+
+    def lines(self, link, lines, rx_ms, retained=False):
+        self._put(("lines", link, lines, rx_ms, retained))
+
+    def link_status(self, link, tbl, online):
+        self._put(("link_status", link, tbl, online))
+
+
+class Service:
+    """The desk with its links, broker and HTTP API. start() and stop() in a running loop."""
+
+    def __init__(self, store_path, key, event=None, links=(), broker="auto", lan=False,
+                 http_port=8765, speed=1.0):
+        self.store_path, self.key, self.event_name = store_path, key, event
+        self.link_urls, self.broker_url, self.lan = list(links), broker, lan
+        self.http_port = http_port
+        self.speed = speed
+        self.broker = None
+        self.desk = None
+        self.subscribers = set()
+        self._tasks = []
+        self._runner = None
+
+    async def start(self):
+        store = Store(self.store_path)
+        try:
+            event = store.start_desk(self.event_name, fingerprint(self.key), unix_ms())
+        except StoreError:
+            store.close()
+            raise
+        try:
+            links = [open_link(u, event["name"]) for u in self.link_urls]
+            if self.broker_url == "auto":
+                self.broker = Mosquitto(lan=self.lan)
+                links.append(open_link(self.broker.url, event["name"]))
+            elif self.broker_url != "off":
+                links.append(open_link(self.broker_url, event["name"]))
+        except (BrokerError, ValueError):
+            store.close()
+            raise
+        clock = DeskClock(event["epoch_unix_ms"], self.speed)
+        self.desk = Desk(store, self.key, event, clock, links, self._changed)
+        queue = asyncio.Queue()
+        sink = ThreadSink(clock, asyncio.get_running_loop(), queue)
+        for link in links:
+            link.start(sink)
+        self.desk.restore()
+        self._tasks = [asyncio.create_task(self._take(queue)), asyncio.create_task(self._tick())]
+        self._runner = web.AppRunner(make_app(self), shutdown_timeout=1.0)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", self.http_port)
+        await site.start()
+        self.http_port = self._runner.addresses[0][1]
+
+    async def stop(self):
+        for q in self.subscribers:
+            _put(q, None)                  # each event stream ends
+        if self._runner:
+            await self._runner.cleanup()
+        for t in self._tasks:
+            t.cancel()
+        if self.desk:
+            for link in self.desk.links:
+                link.stop()
+            self.desk.close()
+        if self.broker:
+            self.broker.stop()
+
+    async def _take(self, queue):
+        while True:
+            batch = [await queue.get()]
+            while not queue.empty():
+                batch.append(queue.get_nowait())
+            for item in batch:
+                try:
+                    getattr(self.desk, item[0])(*item[1:])
+                except Exception:       # a bug on one message must not stop the desk
+                    traceback.print_exc()
+            self.desk.flush()
+
+    async def _tick(self):
+        while True:
+            await asyncio.sleep(TICK_S)
+            self.desk.tick()
+
+    def _changed(self, kind, data):
+        for q in self.subscribers:
+            _put(q, (kind, data))
+
+
+def _put(q, item):
+    # A subscriber that fell SSE_QUEUE behind loses the oldest change, never the newest.
+    if q.full():
+        q.get_nowait()
+    q.put_nowait(item)
+
+
+# --- HTTP -----------------------------------------------------------------------------------
+
+SVC = web.AppKey("svc", Service)
+
+
+def make_app(svc):
+    app = web.Application()
+    app[SVC] = svc
+    app.router.add_get("/api/status", get_status)
+    app.router.add_get("/api/tables/{n:\\d+}", get_table)
+    app.router.add_get("/api/results.csv", get_results_csv)
+    app.router.add_get("/api/events", get_events)
+    for path, name, keys in POSTS:
+        app.router.add_post(path, _command(name, keys))
+    return app
+
+
+# path, Desk command, the JSON keys it takes
+POSTS = (
+    ("/api/round/start", "start_round", ("round", "kind", "tables", "at", "limit_s", "cap_s",
+                                         "extra_turns", "seating", "rules", "lang", "pairings")),
+    ("/api/pause", "pause", ("tables", "at_ms")),
+    ("/api/resume", "resume", ("tables", "at_ms")),
+    ("/api/extend", "extend", ("table", "ms")),
+    ("/api/rules", "rules", ("name", "settings", "tables")),
+    ("/api/collect", "collect", ("round",)),
+)
+
+
+def _command(name, keys):
+    async def handler(request):
+        try:
+            body = await request.json() if request.can_read_body else {}
+        except json.JSONDecodeError:
+            body = None
+        if type(body) is not dict:
+            return web.json_response({"error": "the body is a JSON object"}, status=400)
+        unknown = set(body) - set(keys) - {"who"}
+        if unknown:
+            return web.json_response({"error": "unknown keys: " + ", ".join(sorted(unknown))},
+                                     status=400)
+        who = "%s@%s" % (body.pop("who", "api"), request.remote)
+        try:
+            out = request.app[SVC].desk.run(who, name, body)
+        except CommandError as e:
+            return web.json_response({"error": str(e)}, status=400)
+        return web.json_response(out)
+    return handler
+
+
+async def get_status(request):
+    return web.json_response(request.app[SVC].desk.status())
+
+
+async def get_table(request):
+    out = request.app[SVC].desk.table_detail(int(request.match_info["n"]))
+    if out is None:
+        return web.json_response({"error": "no such table"}, status=404)
+    return web.json_response(out)
+
+
+async def get_results_csv(request):
+    desk = request.app[SVC].desk
+    q = request.query.get("round")
+    round_no = int(q) if q and q.isdigit() else (desk.round["round"] if desk.round else 0)
+    return web.Response(text=desk.store.results_csv(round_no), content_type="text/csv")
+
+
+async def get_events(request):
+    svc = request.app[SVC]
+    resp = web.StreamResponse(headers={"Content-Type": "text/event-stream",
+                                       "Cache-Control": "no-cache"})
+    await resp.prepare(request)
+    q = asyncio.Queue(SSE_QUEUE)
+    svc.subscribers.add(q)
+    try:
+        await resp.write(b": duelclock desk\n\n")
+        while True:
+            try:
+                item = await asyncio.wait_for(q.get(), SSE_KEEPALIVE_S)
+            except asyncio.TimeoutError:
+                await resp.write(b": keepalive\n\n")
+                continue
+            if item is None:
+                break
+            await resp.write(("event: %s\ndata: %s\n\n" % (item[0], json.dumps(item[1])))
+                             .encode())
+    except (ConnectionResetError, asyncio.CancelledError):
+        pass
+    finally:
+        svc.subscribers.discard(q)
+    return resp
+
+
+# --- the command ----------------------------------------------------------------------------
+
+async def serve(svc):
+    """Run until SIGINT or SIGTERM."""
+    try:
+        await svc.start()
+    except BaseException:
+        await svc.stop()                 # what did start: links, broker, store
+        raise
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    d = svc.desk
+    print("duelclock desk: event %s, boot %d, http://127.0.0.1:%d, links: %s" % (
+        d.event["name"], d.event["boot"], svc.http_port,
+        " ".join(l.url for l in d.links) or "none"), flush=True)
+    try:
+        await stop.wait()
+    finally:
+        await svc.stop()
+
+
+def run(a):
+    """The `desk` command (cli.py declares its arguments)."""
+    try:
+        key = load_key(a.key)
+        svc = Service(a.store, key, a.event, a.link, a.broker, a.lan, a.http_port, a.speed)
+        asyncio.run(serve(svc))
+    except (StoreError, BrokerError, OSError, ValueError) as e:
+        sys.stderr.write("desk: %s\n" % e)
+        return 2
+    return 0

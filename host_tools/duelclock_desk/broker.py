@@ -1,0 +1,106 @@
+"""The desk's own MQTT broker for a small venue: mosquitto, started and stopped with the desk.
+
+Why mosquitto and not an embedded Python broker (amqtt):
+- it is the broker the tables meet at a big venue too (design.md, decision 4): one broker,
+  one behaviour to test; the tests start the same program;
+- it is C, out of the desk's process: on a 2-core laptop the desk's Python (signing, SQLite,
+  replay, HTTP) keeps its core while the broker fans out on the other; amqtt runs in the
+  desk's own interpreter and is 2-3x slower on loopback (shared/toolchain.md);
+- it is one Debian package (`apt-get install -y mosquitto`), maintained, with the limits a
+  venue wants (max_packet_size, queue sizes) in four config lines.
+The cost is a system package: without it the desk says so and how to get it, and
+`--broker mqtt://host:port` (any broker) or `--broker off` (serial only) still work.
+"""
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+
+START_TIMEOUT_S = 5.0
+# Largest MQTT packet the broker takes: a protocol line is at most 1025 bytes, plus topic and
+# header. A client sending more is disconnected by the broker (a 1 MB "report" never reaches
+# the desk).
+MAX_PACKET_BYTES = 4096
+
+CONFIG = """\
+listener {port} {host}
+allow_anonymous true
+set_tcp_nodelay true
+persistence false
+max_packet_size {max_packet}
+max_queued_messages 20000
+log_dest stderr
+log_type error
+log_type warning
+"""
+
+
+class BrokerError(Exception):
+    pass
+
+
+def free_port(host="127.0.0.1"):
+    s = socket.socket()
+    s.bind((host, 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+class Mosquitto:
+    """A mosquitto process on `port` (0: a free one), on loopback or, with lan, on every
+    interface. `url` is what clients connect to. stop() ends it and removes its config."""
+
+    def __init__(self, port=0, lan=False):
+        exe = shutil.which("mosquitto") or _sbin("mosquitto")
+        if exe is None:
+            raise BrokerError("mosquitto is not installed: `apt-get install -y mosquitto` (the "
+                              "Makefile does it), or give --broker mqtt://HOST:PORT, or "
+                              "--broker off for serial links only")
+        self.port = port or free_port()
+        self.url = "mqtt://127.0.0.1:%d" % self.port
+        self._dir = tempfile.mkdtemp(prefix="duelclock-mosquitto-")
+        conf = os.path.join(self._dir, "mosquitto.conf")
+        with open(conf, "w") as f:
+            f.write(CONFIG.format(port=self.port, host="0.0.0.0" if lan else "127.0.0.1",
+                                  max_packet=MAX_PACKET_BYTES))
+        self._log = open(os.path.join(self._dir, "mosquitto.log"), "w+")
+        self.proc = subprocess.Popen([exe, "-c", conf], stdout=self._log, stderr=self._log,
+                                     stdin=subprocess.DEVNULL)
+        try:
+            self._wait_ready()
+        except BrokerError:
+            self.stop()
+            raise
+
+    def _wait_ready(self):
+        end = time.monotonic() + START_TIMEOUT_S
+        while time.monotonic() < end:
+            if self.proc.poll() is not None:
+                self._log.seek(0)
+                raise BrokerError("mosquitto exited: " + self._log.read().strip())
+            try:
+                socket.create_connection(("127.0.0.1", self.port), 0.2).close()
+                return
+            except OSError:
+                time.sleep(0.02)
+        raise BrokerError("mosquitto did not listen on port %d" % self.port)
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self._log.close()
+        shutil.rmtree(self._dir, ignore_errors=True)
+
+
+def _sbin(name):
+    # Debian installs it in /usr/sbin, which a non-root PATH may lack.
+    path = os.path.join("/usr/sbin", name)
+    return path if os.access(path, os.X_OK) else None

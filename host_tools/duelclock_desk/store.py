@@ -1,0 +1,315 @@
+"""The desk's store: one SQLite file (WAL) that survives desk restarts.
+
+Written only by the desk service, from its event-loop thread; read-only commands of the CLI
+(export, sheet) open the same file beside it (WAL lets them read while the desk writes).
+
+What lives here, table by table:
+  event      one row: the event's name (MQTT topic id), its epoch (Unix ms; desk time is
+             ms since then), the event key's fingerprint (never the key: it stays in the
+             --key file) and the desk's boot counter (raised at every desk start; wire
+             seq = boot * 2**24 + n).
+  tables     one row per table seen: link, board, firmware, battery, last seen, online,
+             last state (JSON), sync age and error, last report seq (Decoder seen= after a
+             restart).
+  rounds     one row per round started: kind, start, limit, cap, extra turns, seating, rules,
+             language, the tables it covers (JSON list, NULL: all), state (running/closed).
+  round_cmds every round-control command as sent (k, tbl, fields JSON), in order: what the
+             desk re-pushes to a table that lost its round.
+  pairings   player names per table per round.
+  records    one row per record event: UNIQUE(tbl, round, idx), so a resent or reordered
+             chunk stores each event once.
+  results    per table and round: record total announced, reported result, the desk's
+             replay verdict and whether it matches (verified: ok/mismatch/incomplete).
+  penalties  the penalties in force in the replayed record.
+  audit      every command: who, what, when, outcome.
+"""
+import csv
+import io
+import json
+import sqlite3
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS event (
+    id INTEGER PRIMARY KEY CHECK (id = 1), name TEXT NOT NULL,
+    epoch_unix_ms INTEGER NOT NULL, key_fp TEXT NOT NULL, boot INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS tables (
+    tbl INTEGER PRIMARY KEY, link TEXT, board TEXT, fw TEXT, battery INTEGER,
+    last_seen_ms INTEGER, online INTEGER NOT NULL DEFAULT 0, state TEXT, state_ms INTEGER,
+    sync_age_ms INTEGER, sync_err_ms INTEGER, last_seq INTEGER);
+CREATE TABLE IF NOT EXISTS rounds (
+    round INTEGER PRIMARY KEY, kind TEXT NOT NULL, start_ms INTEGER NOT NULL,
+    limit_s INTEGER NOT NULL, cap_s INTEGER NOT NULL, extra_turns INTEGER NOT NULL,
+    seating INTEGER NOT NULL, rules TEXT, lang TEXT, tables TEXT,
+    state TEXT NOT NULL, retained BLOB);
+CREATE TABLE IF NOT EXISTS round_cmds (
+    id INTEGER PRIMARY KEY, round INTEGER NOT NULL, k TEXT NOT NULL, tbl INTEGER NOT NULL,
+    fields TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS pairings (
+    round INTEGER NOT NULL, tbl INTEGER NOT NULL, player_a TEXT NOT NULL,
+    player_b TEXT NOT NULL, PRIMARY KEY (round, tbl));
+CREATE TABLE IF NOT EXISTS records (
+    tbl INTEGER NOT NULL, round INTEGER NOT NULL, idx INTEGER NOT NULL, event TEXT NOT NULL,
+    PRIMARY KEY (tbl, round, idx)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS results (
+    tbl INTEGER NOT NULL, round INTEGER NOT NULL, total INTEGER NOT NULL DEFAULT 0,
+    result TEXT, wins_a INTEGER, wins_b INTEGER, events INTEGER, received_ms INTEGER,
+    verified TEXT, note TEXT, verdict TEXT, acked_events INTEGER,
+    PRIMARY KEY (tbl, round));
+CREATE TABLE IF NOT EXISTS penalties (
+    tbl INTEGER NOT NULL, round INTEGER NOT NULL, n INTEGER NOT NULL, p TEXT NOT NULL,
+    kind TEXT NOT NULL, code TEXT NOT NULL, PRIMARY KEY (tbl, round, n));
+CREATE TABLE IF NOT EXISTS audit (
+    id INTEGER PRIMARY KEY, unix_ms INTEGER NOT NULL, desk_ms INTEGER NOT NULL,
+    who TEXT NOT NULL, command TEXT NOT NULL, args TEXT NOT NULL, outcome TEXT NOT NULL);
+"""
+
+CSV_COLUMNS = ("table", "round", "player_a", "player_b", "result", "wins_a", "wins_b",
+               "penalties", "verified")
+
+
+class StoreError(Exception):
+    """The store cannot serve this desk (another event's key, no event yet)."""
+
+
+def dumps(v):
+    return json.dumps(v, sort_keys=True, separators=(",", ":"))
+
+
+class Store:
+    """The SQLite file. Writes wait for commit(): the desk commits once per batch of
+    messages, and always before it tells a table something is stored (ack)."""
+
+    def __init__(self, path):
+        self.path = path
+        self.db = sqlite3.connect(path, isolation_level="DEFERRED")
+        self.db.row_factory = sqlite3.Row
+        self.db.execute("PRAGMA journal_mode=WAL")
+        # FULL: a committed record survives a power cut of the desk (the table drops a match
+        # once acked); WAL makes that one fsync per batch.
+        self.db.execute("PRAGMA synchronous=FULL")
+        self.db.execute("PRAGMA busy_timeout=5000")
+        self.db.executescript(SCHEMA)
+        self.db.commit()
+
+    def close(self):
+        self.db.commit()
+        self.db.close()
+
+    def commit(self):
+        self.db.commit()
+
+    def rollback(self):
+        self.db.rollback()
+
+    def _one(self, sql, args=()):
+        return self.db.execute(sql, args).fetchone()
+
+    def _all(self, sql, args=()):
+        return self.db.execute(sql, args).fetchall()
+
+    # --- the event, the boot counter ------------------------------------------------------
+
+    def event(self):
+        """The event row as a dict, or None before the first desk start."""
+        row = self._one("SELECT name, epoch_unix_ms, key_fp, boot FROM event")
+        return dict(row) if row else None
+
+    def start_desk(self, name, key_fp, now_unix_ms):
+        """Create the event on first use, check the key, raise the boot counter; the row."""
+        ev = self.event()
+        if ev is None:
+            self.db.execute("INSERT INTO event VALUES (1, ?, ?, ?, 0)",
+                            (name or "event", now_unix_ms, key_fp))
+        elif ev["key_fp"] != key_fp:
+            raise StoreError("%s belongs to the event key with fingerprint %s, not %s: give "
+                             "that key, or a new --store for a new key"
+                             % (self.path, ev["key_fp"], key_fp))
+        elif name and name != ev["name"]:
+            raise StoreError("%s holds event %r, not %r" % (self.path, ev["name"], name))
+        self.db.execute("UPDATE event SET boot = boot + 1")
+        self.db.commit()
+        return self.event()
+
+    # --- tables -----------------------------------------------------------------------------
+
+    def table(self, tbl):
+        row = self._one("SELECT * FROM tables WHERE tbl = ?", (tbl,))
+        return dict(row) if row else None
+
+    def tables(self):
+        return [dict(r) for r in self._all("SELECT * FROM tables ORDER BY tbl")]
+
+    def last_seqs(self):
+        """{tbl: last report seq} for Decoder(seen=...)."""
+        return {r[0]: r[1] for r in self._all(
+            "SELECT tbl, last_seq FROM tables WHERE last_seq IS NOT NULL")}
+
+    def seen(self, tbl, link, now_ms, last_seq):
+        self.db.execute(
+            "INSERT INTO tables (tbl, link, last_seen_ms, online, last_seq) VALUES (?, ?, ?, 1, ?)"
+            " ON CONFLICT (tbl) DO UPDATE SET link = excluded.link, online = 1,"
+            " last_seen_ms = excluded.last_seen_ms,"
+            " last_seq = COALESCE(excluded.last_seq, last_seq)",
+            (tbl, link, now_ms, last_seq))
+
+    def hello(self, tbl, board, fw, battery):
+        self.db.execute("UPDATE tables SET board = ?, fw = ?, battery = COALESCE(?, battery)"
+                        " WHERE tbl = ?", (board, fw, battery, tbl))
+
+    def state(self, tbl, state, now_ms):
+        self.db.execute(
+            "UPDATE tables SET state = ?, state_ms = ?, sync_age_ms = ?, sync_err_ms = ?,"
+            " battery = COALESCE(?, battery) WHERE tbl = ?",
+            (dumps(state), now_ms, state.get("sync_age_ms"), state.get("sync_err_ms"),
+             state.get("battery"), tbl))
+
+    def set_online(self, tbl, online):
+        self.db.execute("UPDATE tables SET online = ? WHERE tbl = ?", (int(online), tbl))
+
+    # --- rounds -----------------------------------------------------------------------------
+
+    def current_round(self):
+        row = self._one("SELECT * FROM rounds ORDER BY round DESC LIMIT 1")
+        return _round(row)
+
+    def round(self, round_no):
+        return _round(self._one("SELECT * FROM rounds WHERE round = ?", (round_no,)))
+
+    def new_round(self, r):
+        self.db.execute("UPDATE rounds SET state = 'closed' WHERE state = 'running'")
+        self.db.execute(
+            "INSERT INTO rounds (round, kind, start_ms, limit_s, cap_s, extra_turns, seating,"
+            " rules, lang, tables, state) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running')",
+            (r["round"], r["kind"], r["start_ms"], r["limit_s"], r["cap_s"], r["extra_turns"],
+             int(r["seating"]), r["rules"], r["lang"],
+             None if r["tables"] is None else dumps(r["tables"])))
+
+    def round_tables(self, round_no, tables):
+        self.db.execute("UPDATE rounds SET tables = ? WHERE round = ?",
+                        (None if tables is None else dumps(tables), round_no))
+
+    def set_retained(self, round_no, line):
+        self.db.execute("UPDATE rounds SET retained = ? WHERE round = ?", (line, round_no))
+
+    def add_cmd(self, round_no, k, tbl, fields):
+        self.db.execute("INSERT INTO round_cmds (round, k, tbl, fields) VALUES (?, ?, ?, ?)",
+                        (round_no, k, tbl, dumps(fields)))
+
+    def cmds(self, round_no):
+        """[(k, tbl, fields)] of the round, in the order sent."""
+        return [(r[0], r[1], json.loads(r[2])) for r in self._all(
+            "SELECT k, tbl, fields FROM round_cmds WHERE round = ? ORDER BY id", (round_no,))]
+
+    def set_pairings(self, round_no, pairs):
+        self.db.executemany("INSERT OR REPLACE INTO pairings VALUES (?, ?, ?, ?)",
+                            [(round_no, t, a, b) for t, a, b in pairs])
+
+    def pairings(self, round_no):
+        """{tbl: (player_a, player_b)}"""
+        return {r[0]: (r[1], r[2]) for r in self._all(
+            "SELECT tbl, player_a, player_b FROM pairings WHERE round = ?", (round_no,))}
+
+    # --- records and results ----------------------------------------------------------------
+
+    def add_events(self, tbl, round_no, first, events, total):
+        """Store events first.. of the record (each index once); raise the announced total."""
+        self.db.executemany("INSERT OR IGNORE INTO records VALUES (?, ?, ?, ?)",
+                            [(tbl, round_no, first + i, dumps(ev)) for i, ev in enumerate(events)])
+        self.db.execute(
+            "INSERT INTO results (tbl, round, total) VALUES (?, ?, ?) ON CONFLICT (tbl, round)"
+            " DO UPDATE SET total = MAX(total, excluded.total)", (tbl, round_no, total))
+
+    def events(self, tbl, round_no, count=None):
+        """The stored events 0.. of a record while they are contiguous, at most `count`."""
+        out = []
+        for idx, text in self._all("SELECT idx, event FROM records WHERE tbl = ? AND round = ?"
+                                   " ORDER BY idx", (tbl, round_no)):
+            if idx != len(out) or (count is not None and idx >= count):
+                break
+            out.append(json.loads(text))
+        return out
+
+    def event_count(self, tbl, round_no):
+        return self._one("SELECT COUNT(*) FROM records WHERE tbl = ? AND round = ?",
+                         (tbl, round_no))[0]
+
+    def report_result(self, tbl, round_no, msg, now_ms):
+        self.db.execute(
+            "INSERT INTO results (tbl, round, result, wins_a, wins_b, events, received_ms)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tbl, round) DO UPDATE SET"
+            " result = excluded.result, wins_a = excluded.wins_a, wins_b = excluded.wins_b,"
+            " events = excluded.events, received_ms = excluded.received_ms",
+            (tbl, round_no, msg["result"], msg["wins"]["A"], msg["wins"]["B"], msg["events"],
+             now_ms))
+
+    def result(self, tbl, round_no):
+        row = self._one("SELECT * FROM results WHERE tbl = ? AND round = ?", (tbl, round_no))
+        return dict(row) if row else None
+
+    def results(self, round_no):
+        return [dict(r) for r in self._all(
+            "SELECT * FROM results WHERE round = ? ORDER BY tbl", (round_no,))]
+
+    def verify(self, tbl, round_no, verified, note, verdict, penalties):
+        self.db.execute("UPDATE results SET verified = ?, note = ?, verdict = ? WHERE tbl = ?"
+                        " AND round = ?", (verified, note,
+                                           None if verdict is None else dumps(verdict),
+                                           tbl, round_no))
+        if verdict is not None:
+            self.db.execute("DELETE FROM penalties WHERE tbl = ? AND round = ?", (tbl, round_no))
+            self.db.executemany("INSERT INTO penalties VALUES (?, ?, ?, ?, ?, ?)",
+                                [(tbl, round_no, n, x["p"], x["kind"], x["code"])
+                                 for n, x in enumerate(penalties)])
+
+    def acked(self, tbl, round_no, events):
+        self.db.execute("UPDATE results SET acked_events = ? WHERE tbl = ? AND round = ?",
+                        (events, tbl, round_no))
+
+    def penalties(self, tbl, round_no):
+        return [dict(r) for r in self._all(
+            "SELECT p, kind, code FROM penalties WHERE tbl = ? AND round = ? ORDER BY n",
+            (tbl, round_no))]
+
+    # --- audit ------------------------------------------------------------------------------
+
+    def audit(self, unix_ms, desk_ms, who, command, args, outcome):
+        self.db.execute("INSERT INTO audit (unix_ms, desk_ms, who, command, args, outcome)"
+                        " VALUES (?, ?, ?, ?, ?, ?)",
+                        (unix_ms, desk_ms, who, command, dumps(args), outcome))
+
+    def audit_log(self, limit=100):
+        return [dict(r) for r in self._all(
+            "SELECT * FROM audit ORDER BY id DESC LIMIT ?", (limit,))]
+
+    # --- export -----------------------------------------------------------------------------
+
+    def results_csv(self, round_no):
+        """Results of a round for the tournament software: one row per paired table or
+        result, CSV_COLUMNS; penalties as "B warning tardiness; A caution rules_error"."""
+        pairs = self.pairings(round_no)
+        results = {r["tbl"]: r for r in self.results(round_no)}
+        out = io.StringIO()
+        w = csv.writer(out, lineterminator="\n")
+        w.writerow(CSV_COLUMNS)
+        for tbl in sorted(set(pairs) | set(results)):
+            a, b = pairs.get(tbl, ("", ""))
+            r = results.get(tbl) or {}
+            pens = "; ".join("%s %s %s" % (x["p"], x["kind"], x["code"])
+                             for x in self.penalties(tbl, round_no))
+            w.writerow((tbl, round_no, a, b, r.get("result") or "",
+                        _blank(r.get("wins_a")), _blank(r.get("wins_b")), pens,
+                        r.get("verified") or ""))
+        return out.getvalue()
+
+
+def _blank(v):
+    return "" if v is None else v
+
+
+def _round(row):
+    if row is None:
+        return None
+    r = dict(row)
+    r["seating"] = bool(r["seating"])
+    r["tables"] = None if r["tables"] is None else json.loads(r["tables"])
+    return r

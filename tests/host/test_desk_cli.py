@@ -1,0 +1,167 @@
+"""The `duelclock` commands against a desk running as its own process (socket:// link to
+fake tables served by the test), and a desk restart: a new process, a new boot, the round,
+records and seqs kept."""
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+
+import pytest
+
+from duelclock.core.wire import SEQ_BOOT
+from duelclock_desk import cli
+from duelclock_desk.broker import free_port
+from tests.host.fake_table import FakeTable, StreamTables, short_match
+
+
+def wait_for(cond, timeout_s=10.0, what="condition"):
+    end = time.monotonic() + timeout_s
+    while not cond():
+        if time.monotonic() > end:
+            raise AssertionError("timed out waiting for " + what)
+        time.sleep(0.02)
+
+
+class DeskProcess:
+    def __init__(self, tmp_path, link):
+        self.port = free_port()
+        self.url = "http://127.0.0.1:%d" % self.port
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "duelclock_desk.cli", "desk", "--key", str(tmp_path / "key"),
+             "--store", str(tmp_path / "desk.sqlite"), "--link", link, "--broker", "off",
+             "--http-port", str(self.port), "--event", "cup"],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        wait_for(self._up, what="the desk's API")
+
+    def _up(self):
+        assert self.proc.poll() is None, self.proc.stdout.read()
+        try:
+            urllib.request.urlopen(self.url + "/api/status", timeout=1).read()
+            return True
+        except OSError:
+            return False
+
+    def status(self):
+        return json.loads(urllib.request.urlopen(self.url + "/api/status").read())
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGTERM)
+        out = self.proc.communicate(timeout=10)[0]
+        assert self.proc.returncode == 0, out
+        return out
+
+
+def duelclock(capsys, *args):
+    code = cli.main([str(a) for a in args])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+@pytest.fixture
+def room(tmp_path):
+    assert cli.main(["keygen", "--out", str(tmp_path / "key")]) == 0
+    assert oct(os.stat(tmp_path / "key").st_mode & 0o777) == "0o600"
+    key = bytes.fromhex((tmp_path / "key").read_text().strip())
+    tables = [FakeTable(key, n) for n in (1, 2)]
+    server = StreamTables.serve_tcp(tables)
+    yield tables, server
+    server.stop()
+
+
+def test_the_commands_against_a_running_desk_and_a_restart(tmp_path, room, capsys):
+    tables, server = room
+    (tmp_path / "pairings.csv").write_text("table,player_a,player_b\n1,Kim Minsu,Budi Santoso\n"
+                                           "2,Lee Jiwoo,Sari Dewi\n")
+    desk = DeskProcess(tmp_path, server.url)
+    d = ["--desk", desk.url]
+    s = ["--store", tmp_path / "desk.sqlite"]
+    try:
+        wait_for(lambda: len(desk.status()["tables"]) == 2, what="both tables")
+        code, out, _ = duelclock(capsys, "round", "start", "--round", 1, "--limit", "40m",
+                                 "--pairings", tmp_path / "pairings.csv", "--rules", "KR", *d)
+        assert code == 0 and "round 1 starts" in out
+        wait_for(lambda: all(t.round for t in tables), what="the round on the tables")
+        assert tables[0].round["names"] == {"A": "Kim Minsu", "B": "Budi Santoso"}
+        assert tables[1].round["limit_s"] == 2400 and tables[1].rules == "KR"
+        tables[0].play(short_match(), server.local_ms())
+        wait_for(lambda: tables[0].acked, what="table 1's ack")
+
+        code, out, _ = duelclock(capsys, "status", *d)
+        rows = {line.split()[0]: line for line in out.splitlines()[3:]}
+        assert code == 0 and "round 1 (swiss)" in out
+        assert "2-0" in rows["1"] and "ok" in rows["1"] and "waiting" in rows["2"]
+        code, out, _ = duelclock(capsys, "collect", *d)
+        assert "ok          1: 1" in out and "no result   1: 2" in out
+        code, out, _ = duelclock(capsys, "export", "--csv", *s)
+        assert out.splitlines() == [
+            "table,round,player_a,player_b,result,wins_a,wins_b,penalties,verified",
+            "1,1,Kim Minsu,Budi Santoso,A,2,0,B warning slow_play,ok",
+            "2,1,Lee Jiwoo,Sari Dewi,,,,,"]
+        code, out, _ = duelclock(capsys, "sheet", "--table", 1, *s)
+        assert code == 0 and "== Duel 2 - B goes first ==" in out and "rules KR" in out
+        code, out, _ = duelclock(capsys, "sheet", "--table", 1, "--html", tmp_path / "s.html", *s)
+        assert "Life-point record: round 1" in (tmp_path / "s.html").read_text()
+
+        assert duelclock(capsys, "pause", "--tables", 2, *d)[0] == 0
+        assert duelclock(capsys, "extend", "--table", 2, "--minutes", 3, *d)[0] == 0
+        wait_for(lambda: tables[1].extended_ms == 180000, what="the extension")
+        # the round twice: to all, then to table 2 with its names (docs/protocol.md)
+        assert [m["k"] for m in tables[1].taken] == ["rules", "round", "round", "pause", "extend"]
+        code, _, err = duelclock(capsys, "extend", "--table", 9, "--minutes", 3, *d)
+        assert code == 1 and "table 9 is not in round 1" in err
+    finally:
+        desk.stop()
+
+    before = tables[1].dec.last_seq(0)
+    desk = DeskProcess(tmp_path, server.url)
+    try:
+        st = desk.status()
+        assert st["boot"] == 2 and st["round"]["round"] == 1 and st["event"] == "cup"
+        assert duelclock(capsys, "resume", *d[:1], desk.url)[0] == 0
+        wait_for(lambda: tables[1].taken[-1]["k"] == "resume", what="resume after restart")
+        assert before < 2 * SEQ_BOOT <= tables[1].taken[-1]["seq"]
+        wait_for(lambda: desk.status()["tables"][0]["verified"] == "ok", what="status")
+    finally:
+        desk.stop()
+    code, out, _ = duelclock(capsys, "export", "--csv", *s)
+    assert out.splitlines()[1] == "1,1,Kim Minsu,Budi Santoso,A,2,0,B warning slow_play,ok"
+
+
+def test_a_missing_desk_or_store_is_said_plainly(tmp_path, capsys):
+    code, _, err = duelclock(capsys, "status", "--desk", "http://127.0.0.1:%d" % free_port())
+    assert code == 1 and "is `duelclock desk` running?" in err
+    code, _, err = duelclock(capsys, "export", "--csv", "--store", tmp_path / "none.sqlite")
+    assert code == 1 and "no store at" in err
+    code, _, err = duelclock(capsys, "sheet")
+    assert code == 1 and "sheet takes a FILE or --table N" in err
+
+
+def test_argument_types(tmp_path):
+    from duelclock_desk import client
+    assert client.tables("1-3,7,9-10") == [1, 2, 3, 7, 9, 10] and client.tables("all") is None
+    assert [client.duration_s(x) for x in ("45m", "90s", "1h", "45", "2.5m")] == \
+        [2700, 90, 3600, 2700, 150]
+    (tmp_path / "p.csv").write_text("3,Kim Minsu,Budi Santoso\n4, Ana , Bo\n")
+    assert client.pairings(str(tmp_path / "p.csv")) == [[3, "Kim Minsu", "Budi Santoso"],
+                                                        [4, "Ana", "Bo"]]
+    (tmp_path / "bad.csv").write_text("table,a,b\n3,only one\n")
+    for bad, fn in (("0-2", client.tables), ("x", client.tables), ("soon", client.duration_s),
+                    (str(tmp_path / "bad.csv"), client.pairings)):
+        with pytest.raises(argparse.ArgumentTypeError):
+            fn(bad)
+
+
+def test_the_desk_says_how_to_get_mosquitto_when_it_is_missing(tmp_path, capsys, monkeypatch):
+    from duelclock_desk import broker
+    monkeypatch.setattr(broker.shutil, "which", lambda name: None)
+    monkeypatch.setattr(broker, "_sbin", lambda name: None)
+    assert cli.main(["keygen", "--out", str(tmp_path / "key")]) == 0
+    code, _, err = duelclock(capsys, "desk", "--key", tmp_path / "key", "--store",
+                             tmp_path / "d.sqlite", "--http-port", free_port())
+    assert code == 2 and "apt-get install -y mosquitto" in err and "--broker off" in err
+    code, _, err = duelclock(capsys, "desk", "--key", tmp_path / "key", "--event", "a/b")
+    assert code == 1 and "--event is 1 to 32 letters" in err

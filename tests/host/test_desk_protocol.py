@@ -1,0 +1,279 @@
+"""The desk and fake tables joined by an in-memory link on one simulated clock (Room): the
+protocol cases, no threads, no sockets."""
+import json
+
+import pytest
+
+from duelclock.core.wire import SEQ_BOOT
+from duelclock_desk.desk import CommandError, REPUSH_MS
+from tests.bench import gen_record
+from tests.host.fake_table import FakeTable, Room, short_match
+
+KEY = bytes(range(32))
+
+
+def room(tmp_path, n=3, **kw):
+    tables = [FakeTable(KEY, t) for t in range(1, n + 1)]
+    r = Room(str(tmp_path / "desk.sqlite"), KEY, tables, **kw)
+    for t in tables:
+        t.hello(battery=90)
+    r.run(1000)
+    return r
+
+
+def start(r, **args):
+    out = r.desk.run("judge", "start_round", dict({"round": 1}, **args))
+    r.run(200)
+    return out
+
+
+def long_match():
+    # gen_record's match after its round_start (round 3, swiss, seating, 45 + 30 min).
+    events, expect = gen_record.build(300)
+    return events[1:], expect
+
+
+def test_round_start_reaches_every_table_with_its_names(tmp_path):
+    r = room(tmp_path)
+    start(r, round=1, limit_s=2400, pairings=[[1, "Kim Minsu", "Budi Santoso"],
+                                               [2, "Lee Jiwoo", "Sari Dewi"]])
+    for t in r.tables.values():
+        assert t.round["round"] == 1 and t.round["limit_s"] == 2400
+        assert t.round["start_ms"] == 1000
+    assert r.tables[1].round["names"] == {"A": "Kim Minsu", "B": "Budi Santoso"}
+    assert r.tables[2].round["names"] == {"A": "Lee Jiwoo", "B": "Sari Dewi"}
+    assert "names" not in r.tables[3].round
+    st = r.desk.status()
+    assert [v["round"] for v in st["tables"]] == [1, 1, 1]
+    assert all(v["alerts"] == [] for v in st["tables"]), st["tables"]
+    assert st["round"]["round"] == 1 and st["unfinished"] == [1, 2, 3]
+    assert [a["command"] for a in r.store.audit_log()] == ["start_round"]
+
+
+def test_a_range_start_leaves_the_other_tables_alone(tmp_path):
+    r = room(tmp_path)
+    start(r, round=1, tables=[1, 2], at="+30s")
+    assert r.tables[1].round["start_ms"] == 31000
+    assert r.tables[3].round is None
+    r.run(2 * REPUSH_MS)                        # table 3's round-0 states start nothing
+    assert r.tables[3].round is None
+    with pytest.raises(CommandError):
+        r.desk.run("judge", "extend", {"table": 3, "ms": 60000})
+
+
+def test_sync_replies_bring_drifting_tables_to_desk_time(tmp_path):
+    r = room(tmp_path, ppm={1: 100, 2: -100, 3: 30}, offset_ms={1: 5000, 2: -70000, 3: 123})
+    r.run(120000, step_ms=250)
+    for t in r.tables.values():
+        assert t.sync_replies >= 8
+        assert abs(t.desk_ms(r.local(t.tbl)) - r.t) <= 2, t.tbl
+    assert r.desk.status()["tables"][0]["sync_err_ms"] <= 2
+
+
+def test_record_chunks_are_stored_once_whatever_the_order(tmp_path):
+    r = room(tmp_path, n=1)
+    start(r, round=3, seating=True)
+    t = r.tables[1]
+    events, expect = long_match()
+    seen = []
+
+    def shuffle(lines):
+        # Records reversed, every line twice (duplicates are `replay` drops), results last.
+        seen.extend(lines)
+        recs = [x for x in lines if b'"k":"record"' in x]
+        rest = [x for x in lines if b'"k":"record"' not in x]
+        return [x for x in reversed(recs) for _ in (0, 1)] + rest
+
+    r.to_desk = shuffle
+    refused = t.play(events, r.local(1))
+    assert len(refused) == len(expect["rejected_indexes"])
+    r.run(500)
+    n = len(t.record)
+    assert len(t.chunks()) > 5
+    assert r.store.event_count(1, 3) == n
+    assert r.store.events(1, 3) == t.record
+    res = r.store.result(1, 3)
+    assert res["verified"] == "ok" and res["result"] == "A"
+    assert (res["wins_a"], res["wins_b"]) == (2, 1)
+    assert t.acked == (3, n)
+    assert [(p["p"], p["kind"], p["code"]) for p in r.store.penalties(1, 3)] == \
+        [(p["p"], p["kind"], p["code"]) for p in expect["penalties"]]
+    assert r.desk.drops["replay"] == len(t.chunks())
+    # Acked: the table stops resending; a resend from before the ack changes nothing.
+    sent = len(seen)
+    r.run(10000)
+    assert not [x for x in seen[sent:] if b'"k":"record"' in x]
+
+
+def test_a_resend_after_a_lost_ack_is_acked_again(tmp_path):
+    r = room(tmp_path, n=1)
+    start(r)
+    t = r.tables[1]
+    r.link.send = lambda line, tbl: None if b'"k":"ack"' in line else r.link.to_tables.append(line)
+    t.play(short_match(), r.local(1))
+    r.run(500)
+    assert r.store.result(1, 1)["verified"] == "ok" and t.acked is None
+    del r.link.send                              # the ack gets through this time
+    r.run(t.resend_every_ms + 500)
+    assert t.acked == (1, len(t.record))
+    assert r.store.event_count(1, 1) == len(t.record)
+
+
+def test_a_result_the_record_does_not_give_is_flagged_not_acked(tmp_path):
+    r = room(tmp_path, n=2)
+    start(r)
+    liar = r.tables[2]
+    liar.lie = {"result": "B", "wins": {"A": 0, "B": 2}}
+    for t in r.tables.values():
+        t.play(short_match(), r.local(t.tbl))
+    r.run(2 * liar.resend_every_ms)
+    assert r.tables[1].acked == (1, 8)
+    assert liar.acked is None
+    res = r.store.result(2, 1)
+    assert res["verified"] == "mismatch"
+    assert "replays to A 2-0, the table reported B 0-2" in res["note"]
+    views = {v["table"]: v for v in r.desk.status()["tables"]}
+    assert views[2]["alerts"] == ["mismatch"] and views[1]["alerts"] == []
+    assert r.desk.status()["unfinished"] == [2]
+    assert r.desk.run("judge", "collect", {})["results"] == {"ok": [1], "mismatch": [2]}
+
+
+def test_a_result_before_its_record_waits_for_the_missing_events(tmp_path):
+    r = room(tmp_path, n=1)
+    start(r)
+    t = r.tables[1]
+    first = []
+
+    def lose_the_second_chunk(lines):
+        out = []
+        for x in lines:
+            if b'"k":"record"' in x and not first:
+                first.append(x)
+                continue                          # lost once
+            out.append(x)
+        return out
+
+    t.play(short_match(), r.local(1))
+    r.to_desk = lose_the_second_chunk
+    r.run(200)
+    assert r.store.result(1, 1)["verified"] == "incomplete"
+    assert t.acked is None
+    r.run(t.resend_every_ms + 200)
+    assert r.store.result(1, 1)["verified"] == "ok" and t.acked == (1, 8)
+
+
+def test_pause_resume_extend_reach_the_tables_they_name(tmp_path):
+    r = room(tmp_path)
+    start(r)
+    r.desk.run("judge", "pause", {"tables": [2, 3]})
+    r.run(100)
+    r.desk.run("judge", "resume", {})
+    r.desk.run("judge", "extend", {"table": 3, "ms": 180000})
+    r.run(100)
+    kinds = {n: [m["k"] for m in t.taken] for n, t in r.tables.items()}
+    assert kinds == {1: ["round", "resume"], 2: ["round", "pause", "resume"],
+                     3: ["round", "pause", "resume", "extend"]}
+    assert r.tables[3].extended_ms == 180000
+    with pytest.raises(CommandError):
+        r.desk.run("judge", "extend", {"table": 3, "ms": 10})
+    log = [(a["command"], a["outcome"][:7]) for a in reversed(r.store.audit_log())]
+    assert log == [("start_round", "ok"), ("pause", "ok"), ("resume", "ok"), ("extend", "ok"),
+                   ("extend", "refused")]
+
+
+def test_a_rebooted_table_without_its_round_gets_it_again(tmp_path):
+    r = room(tmp_path, n=2)
+    start(r, pairings=[[2, "Ana", "Bo"]], rules="KR")
+    r.desk.run("judge", "pause", {})
+    r.desk.run("judge", "extend", {"table": 2, "ms": 60000})
+    r.run(100)
+    old = r.tables[2]
+    # Table 2 reboots with its command seq persisted but its journal lost: round 0.
+    new = FakeTable(KEY, 2, boot=2, seen={0: old.dec.last_seq(0)})
+    r.tables[2] = new
+    new.hello()
+    r.run(200)
+    assert [m["k"] for m in new.taken] == ["rules", "round", "pause", "extend"]
+    assert new.round["names"] == {"A": "Ana", "B": "Bo"} and new.rules == "KR"
+    assert all(m["seq"] > old.dec.last_seq(0) for m in new.taken)
+    assert new.extended_ms == 60000
+    r.run(3 * REPUSH_MS)                          # it has the round now: nothing more
+    assert len(new.taken) == 4
+
+
+def test_rounds_only_go_up_and_the_same_round_takes_a_late_table(tmp_path):
+    r = room(tmp_path)
+    start(r, round=2, tables=[1, 2])
+    with pytest.raises(CommandError):
+        r.desk.run("judge", "start_round", {"round": 1})
+    r.desk.run("judge", "start_round", {"round": 2, "tables": [3]})
+    r.run(100)
+    assert r.tables[3].round["round"] == 2
+    assert r.desk.status()["round"]["tables"] == [1, 2, 3]
+
+
+def test_the_desk_restarts_with_its_rounds_records_and_seqs(tmp_path):
+    r = room(tmp_path, n=2)
+    start(r, pairings=[[1, "Ana", "Bo"]])
+    t1 = r.tables[1]
+    t1.play(short_match(), r.local(1))
+    r.run(500)
+    captured = []
+    r.to_desk = lambda lines: captured.extend(x for x in lines if b'"k":"sync"' not in x) or lines
+    r.run(6000)                                    # some states to replay later
+    r.desk.close()
+    last_cmd = r.tables[2].dec.last_seq(0)
+
+    r2 = Room(str(tmp_path / "desk.sqlite"), KEY, list(r.tables.values()))
+    r2.t = r.t
+    assert r2.desk.event["boot"] == 2
+    assert r2.desk.round["round"] == 1 and r2.store.event_count(1, 1) == 8
+    assert r2.store.result(1, 1)["verified"] == "ok"
+    r2.link.receive(b"".join(captured))           # old reports: all replays now
+    assert r2.desk.drops["replay"] == len(captured)
+    r2.desk.run("judge", "pause", {})
+    r2.run(200)
+    assert r2.tables[2].taken[-1]["k"] == "pause"
+    assert r2.tables[2].dec.last_seq(0) >= 2 * SEQ_BOOT > last_cmd
+    assert r2.desk.status()["tables"][1]["alerts"] == []
+
+
+def test_a_spent_boot_moves_to_the_next(tmp_path):
+    r = room(tmp_path, n=1)
+    r.desk.enc.seq = 2 * SEQ_BOOT                     # boot 1's seqs are spent
+    start(r)
+    assert r.desk.event["boot"] == 2 and r.store.event()["boot"] == 2
+    assert r.tables[1].taken[0]["seq"] == 2 * SEQ_BOOT
+
+
+def test_status_json_is_serialisable(tmp_path):
+    r = room(tmp_path)
+    start(r)
+    json.dumps(r.desk.status())
+    json.dumps(r.desk.table_detail(1))
+
+
+def test_a_will_from_a_table_never_heard_from_is_ignored(tmp_path):
+    r = room(tmp_path, n=1)
+    r.desk.link_status(r.link, 99, False)
+    r.desk.link_status(r.link, 1, False)
+    assert [v["table"] for v in r.desk.status()["tables"]] == [1]
+    assert r.desk.table_view(1)["alerts"] == ["offline"]
+    r.run(6000)                                  # its next message: online again
+    assert r.desk.table_view(1)["alerts"] == []
+
+
+def test_a_refused_command_sends_nothing_and_uses_no_seq(tmp_path):
+    r = room(tmp_path, n=1)
+    start(r)
+    seq = r.desk.enc.seq
+    too_long = {"k%02d" % i: "x" * 40 for i in range(30)}
+    for name, args in (("rules", {"name": "KR", "settings": too_long}),
+                       ("rules", {"name": "KR", "settings": {"a": 1.5}}),
+                       ("pause", {"at_ms": "soon"}),
+                       ("start_round", {"round": 2, "tables": [0]})):
+        with pytest.raises(CommandError):
+            r.desk.run("judge", name, args)
+    r.run(100)
+    assert r.desk.enc.seq == seq and [m["k"] for m in r.tables[1].taken] == ["round"]
+    assert r.desk.round["round"] == 1 and len(r.store.cmds(1)) == 1
