@@ -127,7 +127,12 @@ class Room:
 
     def play(self, scripts, timeout_s=600):
         """Press each script's keys at its times. `scripts`: {table: [events]} (round_start
-        first: the desk sent it, the script's settings must match the round's)."""
+        first: the desk sent it, the script's settings must match the round's). Waits until
+        every table holds the round; start the round a little ahead (at="+2m") so that check-ins
+        stamped before 0:00 happen before it starts."""
+        round_no = self.status()["round"]["round"]
+        wait_for(lambda: all(v["round"] == round_no for v in self.status()["tables"]
+                             if v["table"] in scripts), 60, 0.1)
         s = self.status()
         t0_real = time.monotonic()
         t0_round = s["desk_ms"] - s["round"]["start_ms"]

@@ -199,6 +199,21 @@ def test_time_based_decisions_reach_the_record():
     assert saved[-1]["t"] == 45 * MIN + 250  # nothing new: one tick per decision
 
 
+def test_a_confirmation_is_stamped_when_confirmed_not_when_opened():
+    ui, saved = _table(seating=True)
+    ui.key("a", -MIN)
+    ui.tick(-MIN + 500)                         # the frame task ticks between the two keys
+    ui.key("a", -MIN + 900)
+    assert saved[-1] == {"t": -MIN + 900, "ev": "seated", "p": "A"}
+
+
+def test_a_clock_that_steps_back_never_loses_an_entry():
+    ui, saved = _table()
+    _keys(ui, MIN, "a", "a")
+    _keys(ui, MIN - 40, "b", "1", "00", "ok")   # a new sync fit moved desk time back 40 ms
+    assert saved[-1] == {"t": MIN, "ev": "lp", "B": -100, "by": "B"}
+
+
 def test_restore_rebuilds_the_same_state():
     ui, saved = _table()
     _keys(ui, MIN, "a", "a", "b", "1", "000", "ok", "turn", "a", "5", "00", "ok")

@@ -89,6 +89,9 @@ class Ui:
         self.warned_5min = False
 
     def key(self, intent, now_ms):
+        m = self.match
+        if m is not None and m.now_ms is not None and now_ms < m.now_ms:
+            now_ms = m.now_ms           # the clock estimate stepped back: keep stamps in order
         self.now_ms = now_ms
         self.last_key_ms = now_ms
         self.tick(now_ms)
@@ -133,8 +136,11 @@ class Ui:
     # --- recording --------------------------------------------------------------------
 
     def record(self, ev):
-        """Check, save, apply. True when the event is on flash and applied."""
+        """Check, save, apply. True when the event is on flash and applied. The event is
+        stamped now, when it is confirmed (a frame holds an event unstamped meanwhile: the
+        clock ticks on between the keys of a confirmation)."""
         if "t" not in ev:
+            ev = dict(ev)
             ev["t"] = self.now_ms
         if self.match is None:
             self.say(tr("waiting", self.lang))
@@ -223,7 +229,7 @@ class Home:
         if k in ("a", "b"):
             p = k.upper()
             if not m.seated[p]:
-                ui.push(Confirm(ui.t("check_in"), {"t": ui.now_ms, "ev": "seated", "p": p}, (p,)))
+                ui.push(Confirm(ui.t("check_in"), {"ev": "seated", "p": p}, (p,)))
             elif m.in_duel:
                 ui.push(Entry(p))
             else:
