@@ -28,9 +28,10 @@ TABLES = 16
 CUT = (3, 11)                       # J1 double-loss matches: a long quiet duel to cut power in
 TIME_TURN = (4, 12)                 # extra_turn_lp_compare: in their time turn at 45:20
 MIN = 60000
-# Loopback delays of 1-2 ms real are SPEED times longer in simulated time: the bound on a
-# table's reported sync error after its reboot.
-SYNC_ERR_MS = 2 * SPEED
+# The bound on a rebooted table's reported sync error: the Wi-Fi budget (20 ms) at real time.
+# Every real delay (loopback, a busy core) is SPEED times longer in simulated time, so the
+# budget is too; bench `sync_error_*` measures the real figure at 1x.
+SYNC_ERR_MS = 20 * SPEED
 
 
 @pytest.fixture(scope="module")
