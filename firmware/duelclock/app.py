@@ -28,6 +28,8 @@ STATE_MS = 5000
 LINK_MS = 20
 RECORD_BATCH = 12             # events per record message: well inside 1024 bytes
 RESEND_MS = 10000             # unacknowledged record: sent again after this long
+BATTERY_MS = 30000            # battery read this often
+DIM_LEVEL = 0.3               # backlight when idle
 SERIAL_BUDGET_MS = 5
 WIFI_BUDGET_MS = 20
 
@@ -76,7 +78,9 @@ class Table:
         self.state_due = 0
         self.last_state = None
         self.flash_until = 0
-        self.dirty = True
+        self.battery = None
+        self.battery_due = 0
+        self.dimmed = False
         self._recover()
 
     # --- boot -----------------------------------------------------------------------------
@@ -130,7 +134,6 @@ class Table:
         else:
             self.journal.append(ev)
             self.total += 1
-        self.dirty = True
         self.state_due = 0
 
     # --- commands from the desk -----------------------------------------------------------
@@ -144,7 +147,6 @@ class Table:
             return
         self._store_seen()
         getattr(self, "_cmd_" + k)(msg)
-        self.dirty = True
 
     def _cmd_round(self, msg):
         m = self.ui.match
@@ -281,12 +283,19 @@ class Table:
                 self.flash_until = now + arg
         self.ui.alerts = []
         age = self.clock.age_ms(now)
-        pct = self.board.battery_pct() if self.board.battery_pct else None
+        if self.board.battery_pct is not None and now >= self.battery_due:
+            self.battery = self.board.battery_pct()         # an ADC read: not every frame
+            self.battery_due = now + BATTERY_MS
         screen = build(self.ui, t if t is not None else (self.ui.now_ms or 0),
-                       None if age is None else age // 1000, pct,
+                       None if age is None else age // 1000, self.battery,
                        now < self.flash_until and (now // 250) % 2 == 0)
         renderer.draw(screen)
         present()
+        if self.board.led is not None:
+            self.board.led(screen.flash)
+        if screen.dim != self.dimmed:                       # idle: dim, the clock stays lit
+            self.dimmed = screen.dim
+            _dim(self.board.display, DIM_LEVEL if screen.dim else 1)
 
     def key(self, intent):
         t = self.round_ms()
@@ -294,7 +303,6 @@ class Table:
             self.ui.say(self.ui.t("no_sync"))
             return
         self.ui.key(intent, t if t is not None else 0)
-        self.dirty = True
 
 
 # --- tasks -------------------------------------------------------------------------------
@@ -340,6 +348,14 @@ class Unwrap:
         self.total += self.ticks_diff(now, self.last)
         self.last = now
         return self.total
+
+
+def _dim(display, level):
+    """framebuf boards: backlight(level); displayio: its brightness."""
+    if hasattr(display, "backlight"):
+        display.backlight(level)
+    elif hasattr(display, "brightness"):
+        display.brightness = level
 
 
 def _unhex(s):
