@@ -51,6 +51,11 @@ class Room:
     # --- up and down --------------------------------------------------------------------
 
     def start(self):
+        self.start_tables()
+        self.start_desk()
+
+    def start_tables(self):
+        """Broker (if any table is on MQTT) and the tables, without a desk."""
         if not os.path.exists(self.key_file):
             subprocess.run([DUELCLOCK, "keygen", "--out", self.key_file], check=True,
                            capture_output=True)
@@ -64,6 +69,8 @@ class Room:
                          size=self.size)
             t.start()
             self.tables[n] = t
+
+    def start_desk(self):
         args = [DUELCLOCK, "desk", "--key", self.key_file, "--store", self.store,
                 "--event", self.event, "--http-port", "0", "--speed", repr(self.speed),
                 "--broker", self.broker.url if self.broker else "off"]
@@ -82,6 +89,13 @@ class Room:
     def _drain(self):
         for line in self.desk.stdout:
             pass
+
+    def stop_tables(self):
+        for t in self.tables.values():
+            t.stop()
+        if self.broker is not None:
+            self.broker.stop()
+            self.broker = None
 
     def stop(self):
         for t in self.tables.values():

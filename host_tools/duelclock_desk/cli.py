@@ -213,8 +213,26 @@ def do_deploy(a):
     return deploy.run(a)
 
 
+def _args_sim(p):
+    p.add_argument("--tables", type=int, default=4)
+    p.add_argument("--mqtt", type=int, default=0, help="how many of them on MQTT")
+    p.add_argument("--speed", type=float, help="clock speed (default: 1 interactive, else 40)")
+    p.add_argument("--interactive", action="store_true",
+                   help="play the tables from this terminal; run the desk in another")
+    p.add_argument("--dir", default="out/sim", help="the tables' flash images and config")
+
+
+def do_sim(a):
+    if a.interactive:
+        from simulator import interactive
+        return interactive.run(a.tables, a.dir, a.speed or 1.0, a.mqtt)
+    from simulator import demo
+    return demo.main(["--tables", str(a.tables), "--mqtt", str(a.mqtt), "--speed", str(a.speed or 40.0)])
+
+
 # name -> (handler, argument declarer, one-line help)
 COMMANDS = {
+    "sim": (do_sim, _args_sim, "simulated tables running the real firmware (see simulator/)"),
     "replay": (do_replay, _args_replay, "print the verdict JSON of a match record"),
     "sheet": (do_sheet, _args_sheet, "print the written-style LP sheet of a match record"),
     "desk": (do_desk, _args_desk, "run the desk: links, clock sync, store, local API"),
