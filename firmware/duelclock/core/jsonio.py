@@ -14,25 +14,24 @@ MAX_DEPTH = 8                  # JSON nesting a line may have (an event is flat)
 # is it decoded. It also bounds nesting (no RecursionError) and refuses \uD800-\uDFFF
 # escapes, which the two decoders read differently (raw UTF-8 text is fine).
 
-def _ws(s, i):
-    n = len(s)
-    while i < n and s[i] in " \t\n\r":
-        i += 1
-    return i
+_WS = " \t\n\r"
+_DIGITS = "0123456789"
+# What the validator expects next: a value; a value or "]"; after a value ("," or a close);
+# a key; a key or "}"; nothing (the top value is complete).
+_VALUE, _VALUE_OR_END, _AFTER, _KEY, _KEY_OR_END, _DONE = range(6)
 
 
 def _string(s, i):
-    if s[i:i + 1] != '"':
-        return -1
+    # s[i] is '"': the index after the closing quote, or -1.
     j = i + 1
     while True:
         q = s.find('"', j)
         if q < 0:
             return -1
         b = s.find("\\", j, q)
-        seg = s[j:q if b < 0 else b]
-        if seg and min(seg) < " ":
-            return -1
+        for c in s[j:q if b < 0 else b]:
+            if c < " ":
+                return -1
         if b < 0:
             return q + 1
         e = s[b + 1:b + 2]
@@ -47,80 +46,103 @@ def _string(s, i):
             return -1
 
 
-def _digits(s, i):
-    j = i
-    while j < len(s) and "0" <= s[j] <= "9":
-        j += 1
-    return j
-
-
-def _number(s, i):
-    if s[i:i + 1] == "-":
+def _number(s, i, n):
+    # The index after the number starting at s[i], or -1.
+    if s[i] == "-":
         i += 1
-    j = _digits(s, i)
+    j = i
+    while j < n and s[j] in _DIGITS:
+        j += 1
     if j == i or (s[i] == "0" and j > i + 1):
         return -1
-    if s[j:j + 1] == ".":
-        k = _digits(s, j + 1)
+    if j < n and s[j] == ".":
+        k = j + 1
+        while k < n and s[k] in _DIGITS:
+            k += 1
         if k == j + 1:
             return -1
         j = k
-    if s[j:j + 1] in ("e", "E"):
+    if j < n and s[j] in "eE":
         k = j + 1
-        if s[k:k + 1] in ("+", "-"):
+        if k < n and s[k] in "+-":
             k += 1
-        e = _digits(s, k)
+        e = k
+        while e < n and s[e] in _DIGITS:
+            e += 1
         if e == k:
             return -1
         j = e
     return j
 
 
-def _value(s, i, depth):
-    c = s[i:i + 1]
-    if c == '"':
-        return _string(s, i)
-    if c == "{" or c == "[":
-        if depth >= MAX_DEPTH:
-            return -1
-        close = "}" if c == "{" else "]"
-        i = _ws(s, i + 1)
-        if s[i:i + 1] == close:
-            return i + 1
-        while True:
-            if c == "{":
+def strict_json(s):
+    """True if str `s` is exactly one RFC 8259 JSON text (nesting up to MAX_DEPTH). One
+    loop with an explicit stack, few calls: it runs on every record line on a board."""
+    n = len(s)
+    i = 0
+    stack = []                                    # the closers of the open containers
+    want = _VALUE
+    while True:
+        while i < n and s[i] in _WS:
+            i += 1
+        if i >= n:
+            return want == _DONE
+        c = s[i]
+        if want == _AFTER:
+            if c == ",":
+                i += 1
+                want = _KEY if stack[-1] == "}" else _VALUE
+                continue
+            if c != stack[-1]:
+                return False
+            stack.pop()
+            i += 1
+        elif want == _KEY or want == _KEY_OR_END:
+            if c == "}" and want == _KEY_OR_END:
+                stack.pop()
+                i += 1
+            else:
+                if c != '"':
+                    return False
                 i = _string(s, i)
                 if i < 0:
-                    return -1
-                i = _ws(s, i)
-                if s[i:i + 1] != ":":
-                    return -1
-                i = _ws(s, i + 1)
-            i = _value(s, i, depth + 1)
-            if i < 0:
-                return -1
-            i = _ws(s, i)
-            d = s[i:i + 1]
-            if d == close:
-                return i + 1
-            if d != ",":
-                return -1
-            i = _ws(s, i + 1)
-    for word in ("true", "false", "null"):
-        if s.startswith(word, i):
-            return i + len(word)
-    if c == "-" or "0" <= c <= "9" and c:
-        return _number(s, i)
-    return -1
+                    return False
+                while i < n and s[i] in _WS:
+                    i += 1
+                if i >= n or s[i] != ":":
+                    return False
+                i += 1
+                want = _VALUE
+                continue
+        elif want == _DONE:
+            return False
+        elif c == "]" and want == _VALUE_OR_END:
+            stack.pop()
+            i += 1
+        elif c == "{" or c == "[":
+            if len(stack) >= MAX_DEPTH:
+                return False
+            stack.append("}" if c == "{" else "]")
+            i += 1
+            want = _KEY_OR_END if c == "{" else _VALUE_OR_END
+            continue
+        elif c == '"':
+            i = _string(s, i)
+        elif c == "t" or c == "f" or c == "n":
+            for word in ("true", "false", "null"):
+                if s.startswith(word, i):
+                    i += len(word)
+                    break
+            else:
+                return False
+        elif c == "-" or c in _DIGITS:
+            i = _number(s, i, n)
+        else:
+            return False
+        if i < 0:
+            return False
+        want = _AFTER if stack else _DONE
 
-
-def strict_json(s):
-    """True if str `s` is exactly one RFC 8259 JSON text (nesting up to MAX_DEPTH)."""
-    i = _value(s, _ws(s, 0), 0)
-    return i >= 0 and _ws(s, i) == len(s)
-
-
-# --- JSON out, fixed key order -------------------------------------------------------
 
 _ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b",
             "\f": "\\f"}
