@@ -2,7 +2,7 @@
 paper sheet judges know; taken-back lines struck through, judge fixes and markers shown."""
 from html import escape
 
-from duelclock.core.sheet import clock, describe, section_title
+from duelclock.core.sheet import clock, describe, lp_note, section_title
 
 CSS = """
 body { font: 11pt/1.35 system-ui, sans-serif; color: #111; margin: 1.5em; }
@@ -29,13 +29,6 @@ tr.long td { color: #a00; }
 
 def _lp_row(row):
     _, t, turn, tp, da, db, la, lb, by, cost, undone = row
-    note = []
-    if cost:
-        note.append("cost")
-    if by:
-        note.append("by " + by)
-    if undone:
-        note.append("taken back")
     cells = [clock(t), "%d %s" % (turn, tp)]
     for d, total in ((da, la), (db, lb)):
         cells.append("%+d" % d if d else "")
@@ -43,7 +36,7 @@ def _lp_row(row):
     cls = ' class="undone"' if undone else ""
     tds = ('<td>%s</td><td>%s</td><td class="n">%s</td><td class="n lp">%s</td>'
            '<td class="n">%s</td><td class="n lp">%s</td>' % tuple(escape(c) for c in cells))
-    return "<tr%s>%s<td>%s</td></tr>" % (cls, tds, escape(", ".join(note)))
+    return "<tr%s>%s<td>%s</td></tr>" % (cls, tds, escape(lp_note(row).lower()))
 
 
 ROW_CLASS = {"fix": "fix", "mark": "mark", "penalty": "pen", "void": "pen", "turn": "turn",

@@ -106,6 +106,18 @@ KIND_TEXT = {"caution": "caution", "warning": "warning", "duel_loss": "duel loss
              "match_loss": "match loss", "dq": "disqualified", "dq_prizes": "disqualified, prizes lost"}
 
 
+def lp_note(row):
+    """The note beside an LP row: paid as a cost, who keyed it in, taken back."""
+    note = []
+    if row[9]:
+        note.append("cost")
+    if row[8]:
+        note.append("by " + row[8])
+    if row[10]:
+        note.append("TAKEN BACK")
+    return ", ".join(note)
+
+
 def describe(row):
     """One line of English for a non-LP row (the text sheet and the HTML sheet share it)."""
     k = row[0]
@@ -162,16 +174,10 @@ def render_text(sheet):
                 _, t, turn, tp, da, db, la, lb, by, cost, undone = row
                 a = "%6s %6s" % (_amount(da), la if da else "")
                 b = "%6s %6s" % (_amount(db), lb if db else "")
-                note = []
-                if cost:
-                    note.append("cost")
-                if by:
-                    note.append("by " + by)
-                if undone:
-                    note.append("TAKEN BACK")
+                note = lp_note(row)
                 # x in the margin: a crossed-out line, still readable as on paper
                 out.append("%s%6s %3d %s | %s | %s | %s" % ("x" if undone else " ", clock(t), turn,
-                                                             tp, a, b, ", ".join(note)))
+                                                             tp, a, b, note))
             else:
                 out.append(" %6s       -- %s" % (clock(row[1]), describe(row)))
     return "\n".join(out) + "\n"
