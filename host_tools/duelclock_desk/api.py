@@ -2,7 +2,8 @@
 
 One asyncio loop owns the Desk (desk.py) and the store. Links receive in their own threads
 and hand lines over through a queue; the loop takes them in batches (one commit per batch).
-A local HTTP JSON API (aiohttp) serves the CLI and, later, the dashboard:
+A local HTTP JSON API (aiohttp) serves the CLI and the dashboard (dashboard.py: the pages,
+/api/room, /api/audit, /api/results, and the guard in front of every route):
 
   GET  /api/status            everything status shows
   GET  /api/tables/<n>        one table: state, result, penalties, stored events
@@ -11,11 +12,13 @@ A local HTTP JSON API (aiohttp) serves the CLI and, later, the dashboard:
   POST /api/pause, /api/resume {tables, at_ms}      POST /api/extend {table, ms}
   POST /api/rules {name, settings, tables}          POST /api/collect {round}
   GET  /api/results.csv?round=N
-  GET  /api/events            server-sent events: "table" and "link" changes
+  GET  /api/events            server-sent events: "table" and "link" changes, "audit" after
+                              every command (carried out or refused)
 
 Every POST may carry "who" (the CLI sends the user name); the audit log keeps who@address.
-The API listens on 127.0.0.1 only: it has no authentication, and --lan opens the broker to
-the venue, not the controls.
+Without --lan the server listens on 127.0.0.1 only and asks no credentials. With --lan it
+listens on every interface (and the broker too): then a request that does not come from
+this machine by a loopback name needs the desk token printed at start (dashboard.guard).
 """
 import asyncio
 import binascii
@@ -26,6 +29,7 @@ import traceback
 
 from aiohttp import web
 
+from duelclock_desk import dashboard
 from duelclock_desk.broker import BrokerError, Mosquitto
 from duelclock_desk.desk import CommandError, Desk, DeskClock, fingerprint, unix_ms
 from duelclock_desk.links import open_link
@@ -34,6 +38,7 @@ from duelclock_desk.store import Store, StoreError
 TICK_S = 1.0
 SSE_KEEPALIVE_S = 15.0
 SSE_QUEUE = 1000           # a subscriber that falls this far behind loses the oldest changes
+SSE_RETRY_MS = 1000        # a browser's EventSource reconnects this soon after losing the desk
 
 
 def load_key(path):
@@ -82,6 +87,8 @@ class Service:
         self.broker = None
         self.desk = None
         self.subscribers = set()
+        self.watch = dashboard.Watch()
+        self.token = dashboard.new_token() if lan else None
         self._tasks = []
         self._runner = None
 
@@ -112,7 +119,8 @@ class Service:
         self._tasks = [asyncio.create_task(self._take(queue)), asyncio.create_task(self._tick())]
         self._runner = web.AppRunner(make_app(self), shutdown_timeout=1.0)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", self.http_port)
+        site = web.TCPSite(self._runner, "0.0.0.0" if self.lan else "127.0.0.1",
+                           self.http_port)
         await site.start()
         self.http_port = self._runner.addresses[0][1]
 
@@ -148,6 +156,8 @@ class Service:
             self.desk.tick()
 
     def _changed(self, kind, data):
+        if kind == "table":
+            data = self.watch.view(data, self.desk.now_ms(), self.desk)
         for q in self.subscribers:
             _put(q, (kind, data))
 
@@ -173,6 +183,7 @@ def make_app(svc):
     app.router.add_get("/api/events", get_events)
     for path, name, keys in POSTS:
         app.router.add_post(path, _command(name, keys))
+    dashboard.setup(app, svc)
     return app
 
 
@@ -201,10 +212,13 @@ def _command(name, keys):
             return web.json_response({"error": "unknown keys: " + ", ".join(sorted(unknown))},
                                      status=400)
         who = "%s@%s" % (body.pop("who", "api"), request.remote)
+        svc = request.app[SVC]
         try:
-            out = request.app[SVC].desk.run(who, name, body)
+            out = svc.desk.run(who, name, body)
         except CommandError as e:
             return web.json_response({"error": str(e)}, status=400)
+        finally:
+            svc._changed("audit", {"command": name})
         return web.json_response(out)
     return handler
 
@@ -235,7 +249,7 @@ async def get_events(request):
     q = asyncio.Queue(SSE_QUEUE)
     svc.subscribers.add(q)
     try:
-        await resp.write(b": duelclock desk\n\n")
+        await resp.write(b": duelclock desk\nretry: %d\n\n" % SSE_RETRY_MS)
         while True:
             try:
                 item = await asyncio.wait_for(q.get(), SSE_KEEPALIVE_S)
@@ -270,6 +284,9 @@ async def serve(svc):
     print("duelclock desk: event %s, boot %d, http://127.0.0.1:%d, links: %s" % (
         d.event["name"], d.event["boot"], svc.http_port,
         " ".join(l.url for l in d.links) or "none"), flush=True)
+    if svc.token:
+        print("dashboard on the venue LAN: http://<this machine>:%d/  desk token: %s" % (
+            svc.http_port, svc.token), flush=True)
     try:
         await stop.wait()
     finally:

@@ -1,0 +1,532 @@
+"""The desk dashboard in headless Chromium against a real desk Service and fake tables: a round
+started from the page, a table going to time called and extra turn, its sheet page, the CSV
+export, Korean; a screenshot per state against a golden; accessibility basics; the page
+reconnecting to a restarted desk; the LAN token; what the service keeps for the page (turn
+start, tardiness, sync history)."""
+import asyncio
+import os
+import re
+import time
+
+import aiohttp
+import pytest
+
+from duelclock_desk import dashboard
+from duelclock_desk.api import Service
+from tests.host.browser import CHROMIUM, compare_loosely, launch
+from tests.host.fake_table import FakeTable, Room, StreamTables
+
+playwright = pytest.importorskip("playwright.async_api")
+if not os.path.exists(CHROMIUM):
+    pytest.skip("no %s (make setup installs Debian's chromium)" % CHROMIUM,
+                allow_module_level=True)
+
+KEY = bytes(range(32))
+VIEW = {"width": 1280, "height": 860}
+LIMIT_S = 8                # the round is short: time is called while the test watches
+
+
+async def until(cond, what, timeout_s=10.0):
+    end = time.monotonic() + timeout_s
+    while not await cond():
+        if time.monotonic() > end:
+            raise AssertionError("timed out waiting for " + what)
+        await asyncio.sleep(0.05)
+
+
+async def tile(page, n):
+    """(class, text) of table n's tile."""
+    loc = page.locator('.tile[data-table="%d"]' % n)
+    return await loc.get_attribute("class"), await loc.inner_text()
+
+
+async def tile_is(page, n, cls, text=None):
+    async def ok():
+        c, t = await tile(page, n)
+        return ("ph-" + cls) in c.split() and (text is None or text in t)
+    await until(ok, "table %d %s %s" % (n, cls, text or ""))
+
+
+async def confirm_dialog(page):
+    dlg = page.locator("dialog#confirm")
+    await dlg.wait_for(state="visible")
+    return dlg
+
+
+async def shot(page, name, element=None, down_to=None):
+    """Compare a screenshot with its golden: the viewport from the top of the page, one
+    element, or the page from the top down to an element's bottom; without the toast (it
+    fades after a few seconds: whether it shows would depend on the machine's speed)."""
+    await page.evaluate("window.scrollTo(0, 0); document.getElementById('toast') && "
+                        "(document.getElementById('toast').textContent = '')")
+    if element:
+        png = await page.locator(element).screenshot()
+    elif down_to:
+        box = await page.locator(down_to).bounding_box()
+        png = await page.screenshot(clip={"x": 0, "y": 0, "width": VIEW["width"],
+                                          "height": box["y"] + box["height"]})
+    else:
+        png = await page.screenshot()
+    compare_loosely(png, name)
+
+
+def play(table, events):
+    refused = table.play(events)
+    assert refused == [], refused
+
+
+def test_round_from_the_page_time_called_extra_turn_sheet_csv_korean(tmp_path):
+    tables = {n: FakeTable(KEY, n) for n in (1, 2, 3, 4, 5)}
+    server = StreamTables.serve_tcp(list(tables.values()))
+    svc = Service(str(tmp_path / "d.sqlite"), KEY, event="cup", links=[server.url],
+                  broker="off", http_port=0)
+
+    async def scenario():
+        await svc.start()
+        base = "http://127.0.0.1:%d" % svc.http_port
+        async with playwright.async_playwright() as pw:
+            browser = await launch(pw)
+            page = await browser.new_page(viewport=VIEW, accept_downloads=True)
+            hosts = set()
+            page.on("request", lambda r: hosts.add(re.match(r"\w+://([^/]+)", r.url).group(1)))
+            await page.goto(base + "/")
+            await until(lambda: _count(page, ".tile", 5), "five tiles")
+            # Table 4 leaves: no more reports, and its link says it is gone (an MQTT will).
+            server.tables.remove(tables[4])
+            svc.desk.link_status(svc.desk.links[0], 4, False)
+            await until(lambda: _has_class(page, 4, "offline"), "table 4 offline")
+            await until(lambda: _text(page, "#conn", "Live"), "live")
+            await shot(page, "dashboard_idle.png")
+
+            # Start round 1 from the page: an 8 s limit, confirmed in the dialog.
+            await page.fill("#s-limit", "%ds" % LIMIT_S)
+            await page.click('#f-start button[type="submit"]')
+            dlg = await confirm_dialog(page)
+            assert "Start round 1 (Swiss) on all tables at now: limit 0:08" in \
+                await dlg.inner_text()
+            await shot(page, "dashboard_confirm.png")
+            await page.click("#confirm-ok")
+            started = time.monotonic()
+            await until(lambda: _all(lambda: all(tables[n].round for n in (1, 2, 3, 5))),
+                        "the round at the tables")
+            assert svc.desk.store.audit_log()[0]["who"] == "desk@127.0.0.1"
+
+            play(tables[1], [{"t": 500, "ev": "duel_start", "first": "A"},
+                             {"t": 1000, "ev": "lp", "B": -8000, "by": "A"},
+                             {"t": 1500, "ev": "duel_start", "first": "B"},
+                             {"t": 2000, "ev": "lp", "B": -1000, "by": "A"}])
+            play(tables[2], [{"t": 500, "ev": "duel_start", "first": "A"},
+                             {"t": 700, "ev": "lp", "B": -8000, "by": "A"},
+                             {"t": 900, "ev": "duel_start", "first": "B"},
+                             {"t": 1100, "ev": "lp", "B": -8000, "by": "A"}])
+            play(tables[3], [{"t": 500, "ev": "duel_start", "first": "A"}])
+            play(tables[5], [{"t": 500, "ev": "duel_start", "first": "A"}])
+            await tile_is(page, 1, "last5", "Duel 2 · last 5 min")
+            await tile_is(page, 2, "finished", "Finished: A wins")
+
+            # Table 3 gets 10 more minutes, confirmed from the keyboard.
+            await page.fill("#e-table", "3")
+            await page.fill("#e-minutes", "10")
+            await page.focus("#e-minutes")
+            await page.keyboard.press("Enter")
+            await confirm_dialog(page)
+            assert await page.evaluate("document.activeElement.textContent") == "Cancel"
+            await page.keyboard.press("Tab")
+            await page.keyboard.press("Enter")
+            await until(lambda: _all(lambda: tables[3].extended_ms == 600000), "extension")
+            await until(lambda: _text(page, "#toast", "Done: Extend 3"), "the toast")
+            await tile_is(page, 3, "normal", "Duel 1")
+            await shot(page, "dashboard_running.png")
+
+            # Time is called at 0:08: table 1 finishes its turn, table 5 had no duel won.
+            await asyncio.sleep(max(0, started + LIMIT_S + 0.5 - time.monotonic()))
+            play(tables[1], [{"t": 9000, "ev": "tick"}])
+            play(tables[5], [{"t": 9000, "ev": "tick"}])
+            await tile_is(page, 1, "time_turn", "Time called")
+            await tile_is(page, 5, "double_loss", "Double loss")
+            assert re.search(r"−\d+:\d\d", (await tile(page, 1))[1])     # past the limit
+            await until(lambda: _count(page, "#results-table tbody tr", 2), "two results")
+            await shot(page, "dashboard_time_called.png")
+
+            play(tables[1], [{"t": 9500, "ev": "turn_end"}])
+            await tile_is(page, 1, "extra_turn", "Extra turn")
+            await shot(page, "dashboard_extra_turn.png")
+
+            play(tables[1], [{"t": 10000, "ev": "turn_end"}])
+            await tile_is(page, 1, "finished", "Finished: A wins")
+            await until(lambda: _all(lambda: tables[1].acked is not None), "table 1 acked")
+
+            # Results: the page's table is the CSV the export link downloads.
+            await until(lambda: _count(page, "#results-table tbody tr", 3), "three results")
+            async with page.expect_download() as dl:
+                await page.click("#csv")
+            path = await (await dl.value).path()
+            with open(path) as f:
+                csv_text = f.read()
+            assert csv_text == svc.desk.store.results_csv(1)
+            assert csv_text.splitlines()[1:] == ["1,1,,,A,2,0,,ok", "2,1,,,A,2,0,,ok",
+                                                 "5,1,,,double_loss,0,0,,ok"]
+
+            # Filters and the count the scorekeeper waits on: tables 3 and 4 are unfinished.
+            assert await page.inner_text("#unfinished") == "Unfinished: 2"
+            await page.check("#f-unfinished")
+            assert await _visible_tiles(page) == [3, 4]
+            await page.check("#f-alerts")
+            assert await _visible_tiles(page) == [4]
+            await page.uncheck("#f-unfinished")
+            await page.uncheck("#f-alerts")
+
+            # Pause: Escape sends nothing; confirmed, table 3 shows it paused.
+            audits = len(svc.desk.store.audit_log())
+            await page.fill("#p-tables", "3")
+            await page.click('#f-pause button[value="pause"]')
+            await confirm_dialog(page)
+            await page.keyboard.press("Escape")
+            await page.locator("dialog#confirm").wait_for(state="hidden")
+            assert len(svc.desk.store.audit_log()) == audits
+            await page.click('#f-pause button[value="pause"]')
+            await confirm_dialog(page)
+            await page.click("#confirm-ok")
+            await until(lambda: _contains(page, '.tile[data-table="3"]', "Paused"), "paused")
+            await page.click('#f-pause button[value="resume"]')
+            await confirm_dialog(page)
+            await page.click("#confirm-ok")
+            await until(lambda: _count(page, "#audit-table tbody tr", 4), "audit rows")
+            log = await page.inner_text("#audit-table tbody")
+            for command in ("start_round", "extend", "pause", "resume"):
+                assert command in log
+
+            # Table 1's page: the LP sheet replayed from the stored record, printable.
+            await page.click('.tile[data-table="1"]')
+            await page.wait_for_url(base + "/table/1")
+            sheet = await page.inner_text("#sheet")
+            assert "TIME CALLED" in sheet and "EXTRA TURN 1/1" in sheet
+            assert "verified" in await page.inner_text("#result")
+            assert await page.inner_text("#phase") == "Finished: A wins"
+            assert await page.locator("#sync table tr").count() > 1
+            await shot(page, "dashboard_table.png", down_to="#penalties")
+            await shot(page, "dashboard_table_sheet.png", element="#sheet")
+            await page.emulate_media(media="print")
+            assert not await page.locator("nav").is_visible()
+            await page.emulate_media(media="screen")
+
+            # Korean, kept across pages.
+            await page.select_option("#lang", "ko")
+            assert await page.inner_text("#phase") == "종료: A 승"
+            await page.go_back()
+            await tile_is(page, 3, "normal", "듀얼 1")
+            assert await page.inner_text("#unfinished") == "미종료: 2"
+            assert await page.get_attribute("html", "lang") == "ko"
+            await shot(page, "dashboard_korean.png")
+            assert hosts == {"127.0.0.1:%d" % svc.http_port}, hosts
+            await browser.close()
+
+    try:
+        asyncio.run(_stopping(svc, scenario()))
+    finally:
+        server.stop()
+
+
+async def _stopping(svc, coro):
+    try:
+        await coro
+    finally:
+        await svc.stop()
+
+
+async def _all(f):
+    return f()
+
+
+async def _count(page, sel, n):
+    return await page.locator(sel).count() == n
+
+
+async def _text(page, sel, text):
+    return await page.inner_text(sel) == text
+
+
+async def _contains(page, sel, text):
+    return text in await page.inner_text(sel)
+
+
+async def _has_class(page, n, cls):
+    c = await page.get_attribute('.tile[data-table="%d"]' % n, "class")
+    return c is not None and cls in c.split()
+
+
+async def _visible_tiles(page):
+    return await page.eval_on_selector_all(
+        ".tile:not([hidden])", "els => els.map(e => Number(e.dataset.table))")
+
+
+# --- accessibility ----------------------------------------------------------------------------
+
+CONTRAST_JS = """() => {
+  const rgb = (s) => s.match(/[\\d.]+/g).map(Number);
+  const bgOf = (el) => {
+    for (; el; el = el.parentElement) {
+      const c = rgb(getComputedStyle(el).backgroundColor);
+      if (c.length < 4 || c[3] > 0) return c;
+    }
+    return [255, 255, 255];
+  };
+  const out = [];
+  for (const el of document.querySelectorAll('body *')) {
+    const own = [...el.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim());
+    if (!own || !el.getClientRects().length || el.closest('[hidden], dialog:not([open])')) continue;
+    out.push([el.tagName + '.' + el.className + ' ' + el.textContent.trim().slice(0, 24),
+              rgb(getComputedStyle(el).color), bgOf(el)]);
+  }
+  return out;
+}"""
+
+
+def contrast(fg, bg):
+    """WCAG 2 contrast ratio of two sRGB colours (r, g, b 0..255)."""
+    def lum(c):
+        ch = [v / 255 for v in c[:3]]
+        ch = [v / 12.92 if v <= 0.04045 else ((v + 0.055) / 1.055) ** 2.4 for v in ch]
+        return 0.2126 * ch[0] + 0.7152 * ch[1] + 0.0722 * ch[2]
+    hi, lo = sorted((lum(fg), lum(bg)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def test_contrast_formula():
+    assert round(contrast((0, 0, 0), (255, 255, 255)), 1) == 21.0
+    assert round(contrast((119, 119, 119), (255, 255, 255)), 2) == 4.48
+
+
+def test_labels_names_contrast_keyboard_and_dialog(tmp_path):
+    tables = [FakeTable(KEY, 1), FakeTable(KEY, 2)]
+    server = StreamTables.serve_tcp(tables)
+    svc = Service(str(tmp_path / "d.sqlite"), KEY, links=[server.url], broker="off",
+                  http_port=0)
+
+    async def scenario():
+        await svc.start()
+        async with playwright.async_playwright() as pw:
+            browser = await launch(pw)
+            page = await browser.new_page(viewport=VIEW)
+            await page.goto("http://127.0.0.1:%d/" % svc.http_port)
+            await until(lambda: _count(page, ".tile", 2), "two tiles")
+            svc.desk.run("test", "start_round", {"round": 1})
+            await until(lambda: _contains(page, "#results-title", "Round 1"), "round 1")
+
+            unlabelled = await page.eval_on_selector_all(
+                "input, select, textarea", """els => els.filter(e => e.type !== 'hidden' &&
+                    !(e.labels.length && e.labels[0].textContent.trim()) &&
+                    !e.getAttribute('aria-label')).map(e => e.id || e.outerHTML)""")
+            assert unlabelled == []
+            nameless = await page.eval_on_selector_all(
+                "button, a[href]", """els => els.filter(e => !e.textContent.trim() &&
+                    !e.getAttribute('aria-label')).map(e => e.outerHTML)""")
+            assert nameless == []
+
+            # Every phase colour of the legend (the tiles use the same classes) and every
+            # other text on the page against what is behind it.
+            texts = await page.evaluate(CONTRAST_JS)
+            phases = [t for t in texts if t[0].startswith("SPAN.swatch")]
+            assert len(phases) == 9
+            low = [(what, round(contrast(fg, bg), 2)) for what, fg, bg in texts
+                   if contrast(fg, bg) < 4.5]
+            assert low == [], low
+
+            # Tab from the top: the skip link, then the controls, each with a visible focus,
+            # until the focus leaves the page.
+            seen = []
+            for _ in range(60):
+                await page.keyboard.press("Tab")
+                at = await page.evaluate("""() => {
+                    const e = document.activeElement, s = getComputedStyle(e);
+                    return e === document.body ? null : [e.id || e.textContent.trim(),
+                        s.outlineStyle !== 'none' && parseFloat(s.outlineWidth) >= 2];
+                }""")
+                if at is None:
+                    break
+                seen.append(at)
+            ids = [s[0] for s in seen]
+            assert ids[0] == "Skip to the room"
+            for want in ("lang", "who", "s-round", "s-seating", "Start round", "p-tables", "Pause",
+                         "Resume", "e-table", "Extend", "ev-rules", "Push rule set to the tables",
+                         "f-unfinished", "f-alerts", "csv"):
+                assert want in ids, (want, ids)
+            assert any(i.startswith("Table 2") for i in ids)     # a tile, to its page
+            assert [s for s in seen if not s[1]] == []
+
+            # The dialog from the keyboard: Cancel has the focus, Tab goes to Confirm,
+            # Escape closes it and the focus goes back where it was.
+            await page.focus("#e-table")
+            await page.keyboard.type("1")
+            await page.keyboard.press("Enter")
+            await confirm_dialog(page)
+            assert await page.evaluate("document.activeElement.textContent") == "Cancel"
+            await page.keyboard.press("Tab")
+            assert await page.evaluate("document.activeElement.id") == "confirm-ok"
+            await page.keyboard.press("Escape")
+            await page.locator("dialog#confirm").wait_for(state="hidden")
+            assert await page.evaluate("document.activeElement.id") == "e-table"
+            assert [a["command"] for a in svc.desk.store.audit_log()] == ["start_round"]
+
+            # The event's rule set, pushed to the tables (kept in this browser for the next
+            # round start).
+            await page.select_option("#ev-rules", "KR")
+            await page.click('#f-event button[type="submit"]')
+            dlg = await confirm_dialog(page)
+            assert "Push rule set KR to all tables?" in await dlg.inner_text()
+            await page.click("#confirm-ok")
+            await until(lambda: _all(lambda: all(t.rules == "KR" for t in tables)), "rules")
+            assert await page.evaluate("localStorage.getItem('duelclock.event.event')") == \
+                '{"rules":"KR","lang":""}'
+            await browser.close()
+
+    try:
+        asyncio.run(_stopping(svc, scenario()))
+    finally:
+        server.stop()
+
+
+def test_the_room_reconnects_to_a_restarted_desk(tmp_path):
+    server = StreamTables.serve_tcp([FakeTable(KEY, 1)])
+    path = str(tmp_path / "d.sqlite")
+    first = Service(path, KEY, links=[server.url], broker="off", http_port=0)
+
+    async def scenario():
+        await first.start()
+        running = [first]
+        second = Service(path, KEY, links=[server.url], broker="off", http_port=first.http_port)
+        try:
+            async with playwright.async_playwright() as pw:
+                browser = await launch(pw)
+                page = await browser.new_page(viewport=VIEW)
+                await page.goto("http://127.0.0.1:%d/" % first.http_port)
+                await until(lambda: _count(page, ".tile", 1), "the tile")
+                await until(lambda: _text(page, "#conn", "Live"), "live")
+                running.remove(first)
+                await first.stop()
+                await until(lambda: _text(page, "#conn", "Reconnecting…"), "the desk gone")
+                await second.start()
+                running.append(second)
+                second.desk.run("test", "start_round", {"round": 2})
+                await until(lambda: _text(page, "#conn", "Live"), "live again")
+                await until(lambda: _contains(page, "#round-info", "Round 2"), "the new round")
+                await browser.close()
+        finally:
+            for svc in running:
+                await svc.stop()
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        server.stop()
+
+
+# --- the guard: LAN token, other hosts, other origins ---------------------------------------
+
+def test_lan_needs_the_token_and_other_origins_are_refused(tmp_path):
+    lan = Service(str(tmp_path / "lan.sqlite"), KEY, broker="off", lan=True, http_port=0)
+    local = Service(str(tmp_path / "local.sqlite"), KEY, broker="off", http_port=0)
+
+    async def scenario():
+        await lan.start()
+        await local.start()
+        venue = {"Host": "desk.venue:%d" % lan.http_port}
+        base = "http://127.0.0.1:%d" % lan.http_port
+        assert re.fullmatch(r"[0-9a-f]{4}(-[0-9a-f]{4}){3}", lan.token)
+        async with aiohttp.ClientSession() as http:
+            async with http.get(base + "/api/status") as r:          # this machine, by name
+                assert r.status == 200
+            async with http.get(base + "/api/status", headers=venue) as r:
+                assert r.status == 401
+            async with http.get(base + "/", headers=venue, allow_redirects=False) as r:
+                assert r.status == 303 and r.headers["Location"] == "/login"
+            async with http.get(base + "/login", headers=venue) as r:
+                assert r.status == 200 and 'name="token"' in await r.text()
+            async with http.get(base + "/static/style.css", headers=venue) as r:
+                assert r.status == 200                # the login page's style
+            async with http.get(base + "/table/1", headers=venue, allow_redirects=False) as r:
+                assert r.status == 303
+            async with http.post(base + "/login", data={"token": "0000-0000-0000-0000"},
+                                 headers=venue, allow_redirects=False) as r:
+                assert r.status == 403
+            async with http.post(base + "/login", data={"token": lan.token.upper()},
+                                 headers=venue, allow_redirects=False) as r:
+                assert r.status == 303
+                cookie = r.headers["Set-Cookie"]
+                assert "HttpOnly" in cookie and "SameSite=Strict" in cookie
+            jar = {"Cookie": cookie.split(";")[0]}
+            async with http.get(base + "/api/status", headers=dict(venue, **jar)) as r:
+                assert r.status == 200
+            async with http.post(base + "/api/collect", json={},
+                                 headers=dict(venue, **{dashboard.TOKEN_HEADER: lan.token})) as r:
+                assert r.status == 400           # through the guard: the desk answers
+            async with http.get(base + "/", headers=jar) as r:
+                assert "default-src 'self'" in r.headers["Content-Security-Policy"]
+
+            # Without --lan: another host name is a rebinding page; no login either.
+            other = "http://127.0.0.1:%d" % local.http_port
+            async with http.get(other + "/api/status",
+                                headers={"Host": "evil.example:%d" % local.http_port}) as r:
+                assert r.status == 403
+            async with http.get(other + "/login") as r:
+                assert r.status == 404
+            # Another site's page posting to the desk from the judges' browser.
+            async with http.post(other + "/api/round/start", json={"round": 1},
+                                 headers={"Origin": "http://evil.example"}) as r:
+                assert r.status == 403
+            async with http.post(other + "/api/round/start", json={"round": 1},
+                                 headers={"Origin": other}) as r:
+                assert r.status == 200
+        assert [a["command"] for a in local.desk.store.audit_log()] == ["start_round"]
+
+    async def both():
+        try:
+            await scenario()
+        finally:
+            await lan.stop()
+            await local.stop()
+
+    asyncio.run(both())
+
+
+# --- what the service keeps for the page ----------------------------------------------------
+
+def test_watch_turn_length_tardiness_and_sync_history(tmp_path):
+    t1, t2 = FakeTable(KEY, 1), FakeTable(KEY, 2)
+    room = Room(str(tmp_path / "r.sqlite"), KEY, [t1, t2])
+    for t in (t1, t2):
+        t.hello()
+    room.run(1000)
+    room.desk.run("test", "start_round", {"round": 1, "seating": True})
+    room.run(2000)
+    watch = dashboard.Watch()
+
+    def view(n):
+        return watch.view(room.desk.table_view(n), room.t, room.desk)
+
+    # Seating round under way, nobody checked in: both tables show tardiness.
+    assert "tardiness" in view(1)["alerts"] and "tardiness" in view(2)["alerts"]
+    seat = [{"t": 1000, "ev": "seated", "p": "A"}, {"t": 1000, "ev": "seated", "p": "B"},
+            {"t": 1500, "ev": "duel_start", "first": "A"}]
+    play(t1, seat + [{"t": 2000, "ev": "lp", "B": -8000}, {"t": 2500, "ev": "duel_start",
+                                                            "first": "B"},
+                     {"t": 3000, "ev": "lp", "B": -8000}])
+    play(t2, seat)
+    room.run(3000)
+    first = view(2)
+    assert first["turn_ms"] == 0 and "tardiness" not in first["alerts"]
+    room.run(181000, step_ms=1000)
+    later = view(2)
+    assert later["turn_ms"] == 181000 and "long_turn" in later["alerts"]
+    play(t2, [{"t": 184000, "ev": "turn_end"}])
+    room.run(1000)
+    assert view(2)["turn_ms"] == 0 and "long_turn" not in view(2)["alerts"]
+
+    # Table 1's verified record holds the tardiness warnings of its late check-in.
+    assert t1.acked is not None
+    done = view(1)
+    assert done["turn_ms"] is None and "tardiness" in done["alerts"]
+
+    hist = watch.sync_history(1)
+    assert hist and all(age >= 0 and err is not None for _, age, err in hist)
+    assert [h[0] for h in hist] == sorted(h[0] for h in hist)
