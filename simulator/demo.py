@@ -31,7 +31,7 @@ def main(argv=None):
     scripts = room_scripts(a.tables)
     try:
         room.start()
-        print("desk API and status: %s/api/status (duelclock status --desk %s)" % (room.api, room.api))
+        print("dashboard: %s/   (or: duelclock status --desk %s)" % (room.api, room.api))
         print(room.start_round(1, seating=True, limit="45m", cap="30m", at="+2m"), end="")
         shots = {}
 
