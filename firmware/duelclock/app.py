@@ -218,6 +218,8 @@ class Table:
                       "duel": len(m.duels) + (1 if m.in_duel else 0),
                       "wins": dict(m.wins), "lp": dict(m.lp), "turn": m.turn if m.in_duel else 0,
                       "remaining_ms": m.limit_ms - (t if t is not None else (m.now_ms or 0))}
+        if self.ui.judge_called:
+            fields["judge"] = True
         age = self.clock.age_ms(now)
         if age is not None:
             fields["sync_age_ms"] = max(0, age)

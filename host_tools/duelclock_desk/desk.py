@@ -503,6 +503,8 @@ class Desk:
             alerts.append("no round")
         if res and res["verified"] == "mismatch":
             alerts.append("mismatch")
+        if state.get("judge"):
+            alerts.append("judge")
         if t["battery"] is not None and t["battery"] < LOW_BATTERY:
             alerts.append("battery")
         return {"table": t["tbl"], "link": t["link"], "online": bool(t["online"]),

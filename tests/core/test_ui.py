@@ -255,3 +255,11 @@ def test_key_mashing_never_crashes_and_never_records_unconfirmed():
     assert bad == []
     v = ui.match.verdict()
     assert v["lp"]["A"] >= 0 and v["lp"]["B"] >= 0
+
+
+def test_a_player_calls_a_judge_until_a_pin_is_entered():
+    ui, saved = _table()
+    _keys(ui, MIN, "menu", "down", "down", "down", "down", "a")   # the last item
+    assert ui.judge_called and build(ui, MIN).message == "JUDGE CALLED"
+    _keys(ui, MIN, "menu", "3", "1", "1", "1", "1", "ok")   # between duels Judge is 3rd
+    assert not ui.judge_called

@@ -36,6 +36,8 @@ T = {
     "start_duel": ("Start next duel", "다음 듀얼 시작", "Mulai duel berikut"),
     "judge": ("Judge", "저지", "Judge"),
     "language": ("Language", "언어", "Bahasa"),
+    "call_judge": ("Call a judge", "저지 호출", "Panggil judge"),
+    "judge_called": ("JUDGE CALLED", "저지 호출됨", "JUDGE DIPANGGIL"),
     "back": ("Back", "뒤로", "Kembali"),
     "pin": ("Judge PIN", "저지 PIN", "PIN Judge"),
     "pin_wrong": ("Wrong PIN (%d left)", "PIN 오류 (%d회 남음)", "PIN salah (sisa %d)"),

@@ -53,6 +53,7 @@ class Ui:
         self.warned_5min = False
         self.paused_at = None           # desk pause: when, or None
         self.extend_ok = False          # the organiser's rule set allows judge extensions
+        self.judge_called = False       # a player asked for a judge; a judge's PIN clears it
         self.pin_wrong = 0
         self.locked_until = 0
         self.lockouts = 0
@@ -205,6 +206,7 @@ class Ui:
         for role in ("head", "floor"):
             if self.pins.get(role) and pin == self.pins[role]:
                 self.pin_wrong = 0
+                self.judge_called = False
                 return role
         self.pin_wrong += 1
         if self.pin_wrong >= PIN_TRIES:
@@ -449,7 +451,15 @@ def main_menu(ui):
     items.append((ui.t("judge"), lambda u: u.push(Pin())))
     items.append((ui.t("language"), lambda u: u.push(Menu([(l, _set_lang(l)) for l in LANGS],
                                                           u.t("language")))))
+    items.append((ui.t("call_judge"), _call_judge))
     return items
+
+
+def _call_judge(ui):
+    # Shown on the desk's tile until a judge enters a PIN here.
+    ui.judge_called = True
+    ui.say(ui.t("judge_called"))
+    ui.home()
 
 
 def _set_lang(lang):

@@ -115,7 +115,7 @@ TABLE_TYPES = {  # table -> desk
     "hello": ((("board", _str), ("fw", _str)), (("battery", _pct),), 1),
     "state": ((("round", _uint), ("phase", _str), ("duel", _uint), ("wins", _ab_int),
                ("lp", _ab_int), ("turn", _uint), ("remaining_ms", _int)),
-              (("sync_age_ms", _uint), ("sync_err_ms", _uint), ("battery", _pct)), 1),
+              (("sync_age_ms", _uint), ("sync_err_ms", _uint), ("battery", _pct), ("judge", _bool)), 1),
     "record": ((("round", _uint), ("first", _uint), ("events", _events), ("total", _uint)), (), 1),
     "result": ((("round", _uint), ("result", _str), ("wins", _ab_int), ("events", _uint)), (), 1),
     "sync": ((("t1", _int),), (), 1),
