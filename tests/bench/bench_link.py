@@ -1,0 +1,635 @@
+# The desk-link bench group (issue 4's budgets): the real desk (duelclock_desk.api.Service:
+# links, Desk, SQLite store, HTTP API) against tables at protocol level (tests/host/
+# fake_table.py FakeTable: the firmware's own core wire, clock and match modules).
+#
+#   sync_error_serial_max_ms     SERIAL_TABLES tables, each on its own pseudo-terminal (the
+#                                desk opens the slave paths as serial ports), crystals off by
+#                                up to +/-100 ppm, SYNC_MINUTES of accelerated desk time; the
+#                                max from minute WARMUP_MIN on (tables are on before a round
+#                                starts), and from each table's first sync (_all)
+#   sync_error_wifi_max_ms       the same with WIFI_TABLES tables as MQTT clients of mosquitto
+#                                through wifi_proxy.py (20 +/- 10 ms each way, 1% of packets
+#                                held 200 ms); the desk on the broker directly (wired)
+#   sync_error_chrony_ms         chronyd client and server (-x: no clock control, as nobody)
+#                                through the UDP variant of the same proxy, the server's clock
+#                                100 ppm off (its driftfile); real time, CHRONY_S seconds
+#   sync_msgs_per_table_per_min  sync requests and replies per table per minute (Wi-Fi run)
+#   round_start_1000_p100_ms     round start (HTTP API) to the desk holding a state of the new
+#                                round from every one of 1,000 tables on mosquitto: ROUND_FW
+#                                real firmware tables (simulator SimTable) and the rest in
+#                                ROUND_PROCS processes of mqtt_tables.py
+#
+# Accelerated time (the two sync runs): desk time is real time plus jumps (SkipClock, shared
+# with the desk in desk_child.py, its own process), and every table's ticks are (desk time +
+# its boot time) x (1 + ppm / 1e6). Each step of *_STEP_MS desk ms measures every table's
+# error, ticks them (sync requests go out when their Clock says so), waits for every reply,
+# then jumps the rest of the step. No jump happens with an exchange in flight, so every stamp
+# of an exchange is real time, and the desk stamps with the clock the errors are measured on.
+import asyncio
+import json
+import mmap
+import os
+import random
+import select
+import shutil
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import tty
+import urllib.request
+
+from common import BenchError, ROOT, metric
+from duelclock.core.clock import SERIAL_BUDGET_MS, WIFI_BUDGET_MS
+from duelclock_desk import api
+from duelclock_desk.broker import Mosquitto
+from tests.host.fake_table import FakeTable
+import mqtt_tables
+
+PPM = 100.0
+SYNC_MINUTES = 30
+WARMUP_MIN = 5                   # the tables are on this long before a round starts
+SERIAL_TABLES = 20
+SERIAL_STEP_MS = 1000
+WIFI_TABLES = 100
+WIFI_STEP_MS = 2000
+REPLY_WAIT_S = 3.0               # a step waits this long (real) for sync replies at most
+MAX_LATE = 20                    # steps that may wait that long before the run is given up
+CHRONY_S = 150                   # real seconds: chrony cannot be accelerated
+CHRONY_POLL = (0, 4)             # minpoll, maxpoll: 1 s to 16 s
+ROUND_TABLES = 1000
+ROUND_FW = 10
+ROUND_PROCS = 3
+ROUND_SETTLE_S = 12.0            # after the last hello: the tables' first sync bursts end
+ROUND_WAIT_S = 60.0
+PROXY = os.path.join(ROOT, "tests", "bench", "wifi_proxy.py")
+KEY = os.urandom(32)             # the event key of every run here
+HOST_PY = os.path.join(ROOT, "tests", "bench", "mqtt_tables.py")
+DESK_PY = os.path.join(ROOT, "tests", "bench", "desk_child.py")
+
+
+# --- desk time that can jump, and the desk on it -------------------------------------------
+
+class SkipClock:
+    """Desk ms: real ms (CLOCK_MONOTONIC, the same in every process) since creation plus the
+    jumps made by advance(), which it also writes to `skip_file` for desk_child.py."""
+
+    def __init__(self, skip_file):
+        self.t0_ns = time.monotonic_ns()
+        self.skip_ms = 0.0
+        self.skip_file = skip_file
+        with open(skip_file, "wb") as f:
+            f.write(struct.pack("d", 0.0))
+        self._f = open(skip_file, "r+b")
+        self._map = mmap.mmap(self._f.fileno(), 8)
+
+    def exact(self):
+        return (time.monotonic_ns() - self.t0_ns) / 1e6 + self.skip_ms
+
+    def __call__(self):
+        return int(self.exact())
+
+    def advance(self, ms):
+        self.skip_ms += ms
+        struct.pack_into("d", self._map, 0, self.skip_ms)
+
+    def close(self):
+        self._map.close()
+        self._f.close()
+
+
+class DeskChild:
+    """desk_child.py: the real desk in its own process on `clock` (a SkipClock)."""
+
+    def __init__(self, b, name, clock, links=(), broker="off"):
+        args = [sys.executable, DESK_PY, "--store", b.path(name + ".sqlite"), "--key", KEY.hex(),
+                "--event", name, "--broker", broker, "--skip-file", clock.skip_file,
+                "--t0-ns", str(clock.t0_ns)]
+        for url in links:
+            args += ["--link", url]
+        self.b = b
+        self.log = open(b.path(name + ".desk.log"), "w")
+        self.p = b.procs.start(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               stderr=self.log, text=True)
+        line = self.p.stdout.readline()
+        if not line.startswith("ready "):
+            self.stop()
+            raise BenchError("desk_child.py did not start (%s)" % b.path(name + ".desk.log"))
+        self.url = line.split()[1]
+
+    def status(self):
+        with urllib.request.urlopen(self.url + "/api/status", timeout=30) as r:
+            return json.loads(r.read())
+
+    def links_up(self):
+        return all(l["up"] for l in self.status()["links"])
+
+    def stop(self):
+        try:
+            self.p.communicate(timeout=20)      # closes stdin: the desk stops
+        except subprocess.TimeoutExpired:
+            pass
+        self.b.procs.end(self.p)
+        self.log.close()
+
+
+class DeskThread:
+    """duelclock_desk.api.Service in its own asyncio loop thread, on its own clock (the
+    round-start bench, which watches the Desk's changes from this process)."""
+
+    def __init__(self, store_path, key, event, broker):
+        self.service = api.Service(store_path, key, event, (), broker, http_port=0)
+        self.loop = None
+        self._thread = None
+
+    def start(self):
+        ready = threading.Event()
+        failed = []
+
+        def run():
+            self.loop = asyncio.new_event_loop()
+            asyncio.set_event_loop(self.loop)
+            try:
+                self.loop.run_until_complete(self.service.start())
+            except Exception as e:
+                failed.append(e)
+                ready.set()
+                return
+            ready.set()
+            self.loop.run_forever()
+            self.loop.run_until_complete(self.service.stop())
+            self.loop.close()
+
+        self._thread = threading.Thread(target=run, name="desk", daemon=True)
+        self._thread.start()
+        ready.wait(30)
+        if failed or not ready.is_set():
+            raise BenchError("the desk did not start: %s" % (failed[0] if failed else "timeout"))
+        return self
+
+    @property
+    def desk(self):
+        return self.service.desk
+
+    @property
+    def url(self):
+        return "http://127.0.0.1:%d" % self.service.http_port
+
+    def call(self, fn):
+        """fn() run in the desk's loop thread (the Desk is not thread-safe); its result."""
+        async def wrap():
+            return fn()
+        return asyncio.run_coroutine_threadsafe(wrap(), self.loop).result(30)
+
+    def stop(self):
+        if self.loop is not None and self._thread.is_alive():
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            self._thread.join(20)
+
+
+def _wait(predicate, timeout_s, step_s=0.05):
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end:
+        if predicate():
+            return True
+        time.sleep(step_s)
+    return predicate()
+
+
+# --- tables on pseudo-terminals --------------------------------------------------------------
+
+class PtyTables:
+    """FakeTables, each on its own pty; `paths` are the slave ends the desk opens. A reader
+    thread feeds what the desk writes, at the table's ticks when it arrives."""
+
+    def __init__(self, tables, local_ms):
+        self.tables = list(tables)
+        self.local_ms = local_ms
+        self.masters, self.slaves, self.paths = [], [], []
+        for _ in self.tables:
+            m, s = os.openpty()
+            tty.setraw(s)
+            self.masters.append(m)
+            self.slaves.append(s)
+            self.paths.append(os.ttyname(s))
+        self.by_fd = dict(zip(self.masters, self.tables))
+        self.fd_of = dict((t.tbl, m) for m, t in zip(self.masters, self.tables))
+        self.syncs_sent = dict.fromkeys((t.tbl for t in self.tables), 0)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._read, name="pty tables", daemon=True)
+        self._thread.start()
+
+    def _read(self):
+        while not self._stop.is_set():
+            for fd in select.select(self.masters, [], [], 0.05)[0]:
+                try:
+                    data = os.read(fd, 65536)
+                except OSError:
+                    continue
+                t = self.by_fd[fd]
+                t.feed(data, self.local_ms(t.tbl))
+
+    def hello(self):
+        for t in self.tables:
+            t.hello()
+        self.tick_all()
+
+    def tick_all(self):
+        for t in self.tables:
+            t.tick(self.local_ms(t.tbl))
+            out = t.take()
+            self.syncs_sent[t.tbl] += sum(1 for k, _ in out if k == "sync")
+            if out:
+                os.write(self.fd_of[t.tbl], b"".join(line for _, line in out))
+
+    def outstanding(self):
+        return any(self.syncs_sent[t.tbl] > t.sync_replies for t in self.tables)
+
+    def close(self):
+        self._stop.set()
+        self._thread.join(5)
+        for fd in self.masters + self.slaves:
+            os.close(fd)
+
+
+class MqttDriver:
+    """mqtt_tables.Host driven by the bench: the same calls as PtyTables."""
+
+    def __init__(self, url, event, tables, local_ms):
+        self.tables = list(tables)
+        self.host = mqtt_tables.Host(url, event, self.tables, local_ms, auto_tick=False).start()
+
+    def syncs_sent(self):
+        return self.host.counts.get("out_sync", 0)
+
+    def ready(self):
+        if self.host.error is not None:
+            raise BenchError("MQTT tables: %s" % self.host.error)
+        return self.host.ready()
+
+    def tick_all(self):
+        self.host.tick_all()
+
+    def outstanding(self):
+        if self.host.error is not None:
+            raise BenchError("MQTT tables: %s" % self.host.error)
+        return self.syncs_sent() > sum(t.sync_replies for t in self.tables)
+
+    def close(self):
+        self.host.close()
+
+
+def _drift(n, seed):
+    """{tbl: (rate, boot_ms)}: crystals spread over +/-PPM (the first two at the extremes),
+    boots up to 10 minutes before the desk's clock started."""
+    rng = random.Random(seed)
+    out = {}
+    for tbl in range(1, n + 1):
+        ppm = PPM if tbl == 1 else -PPM if tbl == 2 else rng.uniform(-PPM, PPM)
+        out[tbl] = (1 + ppm / 1e6, rng.uniform(0, 600000))
+    return out
+
+
+def _local(clock, drift):
+    def local_ms(tbl, exact=None):
+        rate, boot = drift[tbl]
+        return int(((clock.exact() if exact is None else exact) + boot) * rate)
+    return local_ms
+
+
+def run_accelerated(clock, driver, local_ms, minutes, step_ms):
+    """Steps of step_ms desk ms over `minutes`: measure, tick, wait for replies, jump.
+    ([max |table's desk time - desk time| ms over the tables synced, per step], replies,
+    steps that waited past REPLY_WAIT_S)."""
+    worst = []
+    late = 0
+    for _ in range(minutes * 60000 // step_ms):
+        t0 = clock.exact()
+        desk = int(t0)
+        errs = [abs(est - desk) for est in (t.desk_ms(local_ms(t.tbl, t0)) for t in driver.tables)
+                if est is not None]
+        worst.append(max(errs) if errs else None)
+        driver.tick_all()
+        if not _wait(lambda: not driver.outstanding(), REPLY_WAIT_S, 0.001):
+            late += 1
+            if late > MAX_LATE:
+                raise BenchError("sync replies stopped coming (%d steps without)" % late)
+        spent = clock.exact() - t0
+        if spent < step_ms:
+            clock.advance(step_ms - spent)
+    replies = sum(t.sync_replies for t in driver.tables)
+    return worst, replies, late
+
+
+def _split(worst, step_ms):
+    """(max over the whole run, max from WARMUP_MIN on): ms, None where nothing synced."""
+    at = WARMUP_MIN * 60000 // step_ms
+    both = [x for x in worst if x is not None], [x for x in worst[at:] if x is not None]
+    return [max(xs) if xs else None for xs in both]
+
+
+# --- the metrics -----------------------------------------------------------------------------
+
+def sync_serial(b):
+    clock = SkipClock(b.path("serial.skip"))
+    drift = _drift(SERIAL_TABLES, 1)
+    local_ms = _local(clock, drift)
+    tables = [FakeTable(KEY, n, budget_ms=SERIAL_BUDGET_MS) for n in sorted(drift)]
+    ptys = PtyTables(tables, local_ms)
+    desk = None
+    try:
+        desk = DeskChild(b, "benchserial", clock, links=ptys.paths)
+        if not _wait(desk.links_up, 20, 0.2):
+            raise BenchError("the desk did not open every pty")
+        ptys.hello()
+        worst, replies, late = run_accelerated(clock, ptys, local_ms, SYNC_MINUTES, SERIAL_STEP_MS)
+    finally:
+        if desk is not None:
+            desk.stop()
+        ptys.close()
+        clock.close()
+    note = ("%d FakeTables (core Clock, budget %d ms) on their own ptys, the real desk "
+            "(Service, SerialLink), %d min of desk time in %d-ms steps, drift +/-%d ppm"
+            % (SERIAL_TABLES, SERIAL_BUDGET_MS, SYNC_MINUTES, SERIAL_STEP_MS, PPM))
+    if late:
+        note += "; %d steps waited over %.0f s for a reply" % (late, REPLY_WAIT_S)
+    sent = sum(ptys.syncs_sent.values())
+    overall, steady = _split(worst, SERIAL_STEP_MS)
+    return [metric("sync_error_serial_max_ms", steady, "ms", SERIAL_BUDGET_MS,
+                   note=note + "; from minute %d on" % WARMUP_MIN),
+            metric("sync_error_serial_max_all_ms", overall, "ms",
+                   note="the same run from each table's first sync: its first minutes included"),
+            metric("sync_msgs_per_table_per_min_serial",
+                   round((sent + replies) / SERIAL_TABLES / SYNC_MINUTES, 2), "msgs",
+                   note="requests and replies, %d min, the first sync burst included" % SYNC_MINUTES)]
+
+
+class Proxy:
+    """wifi_proxy.py in a child process; .port; stop() gives its counts."""
+
+    def __init__(self, b, target_port, udp=False, seed=1):
+        args = [sys.executable, PROXY, "--to", "127.0.0.1:%d" % target_port, "--seed", str(seed)]
+        self.b = b
+        self.log = open(b.path("proxy%s.log" % ("_udp" if udp else "")), "a")
+        self.p = b.procs.start(args + (["--udp"] if udp else []), stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, stderr=self.log, text=True)
+        line = self.p.stdout.readline()
+        if not line.startswith("listening "):
+            b.procs.end(self.p)
+            raise BenchError("wifi_proxy.py did not start: %r" % line)
+        self.port = int(line.rsplit(":", 1)[1])
+
+    def stop(self):
+        try:
+            out, _ = self.p.communicate(timeout=10)
+            counts = json.loads(out.strip().split("\n")[-1])
+        except Exception:
+            counts = None
+        self.b.procs.end(self.p)
+        self.log.close()
+        return counts
+
+
+def sync_wifi(b):
+    clock = SkipClock(b.path("wifi.skip"))
+    drift = _drift(WIFI_TABLES, 2)
+    local_ms = _local(clock, drift)
+    tables = [FakeTable(KEY, n, budget_ms=WIFI_BUDGET_MS) for n in sorted(drift)]
+    broker = Mosquitto()
+    proxy = desk = driver = None
+    try:
+        proxy = Proxy(b, broker.port)
+        desk = DeskChild(b, "benchwifi", clock, broker=broker.url)
+        if not _wait(desk.links_up, 20, 0.2):
+            raise BenchError("the desk did not connect to mosquitto")
+        driver = MqttDriver("mqtt://127.0.0.1:%d" % proxy.port, "benchwifi", tables, local_ms)
+        if not _wait(driver.ready, 60):
+            raise BenchError("the MQTT tables did not all connect through the proxy")
+        worst, replies, late = run_accelerated(clock, driver, local_ms, SYNC_MINUTES, WIFI_STEP_MS)
+        sent = driver.syncs_sent()
+    finally:
+        if driver is not None:
+            driver.close()
+        if desk is not None:
+            desk.stop()
+        counts = proxy.stop() if proxy is not None else None
+        broker.stop()
+        clock.close()
+    note = ("%d FakeTables (core Clock, budget %d ms) on mosquitto through wifi_proxy.py "
+            "(20 +/- 10 ms each way, 1%% held 200 ms: %s), the real desk (Service, MqttLink), "
+            "%d min of desk time in %d-ms steps, drift +/-%d ppm"
+            % (WIFI_TABLES, WIFI_BUDGET_MS, counts and "%d of %d packets held" % (
+                counts["held"], counts["packets"]), SYNC_MINUTES, WIFI_STEP_MS, PPM))
+    if late:
+        note += "; %d steps waited over %.0f s for a reply" % (late, REPLY_WAIT_S)
+    overall, steady = _split(worst, WIFI_STEP_MS)
+    return [metric("sync_error_wifi_max_ms", steady, "ms", WIFI_BUDGET_MS,
+                   note=note + "; from minute %d on" % WARMUP_MIN),
+            metric("sync_error_wifi_max_all_ms", overall, "ms",
+                   note="the same run from each table's first sync: its first minutes included"),
+            metric("sync_msgs_per_table_per_min",
+                   round((sent + replies) / WIFI_TABLES / SYNC_MINUTES, 2), "msgs",
+                   note="requests and replies, %d min, the first sync burst included" % SYNC_MINUTES)]
+
+
+# --- chrony over the same emulated link ------------------------------------------------------
+
+NTP_EPOCH_S = 2208988800
+
+CHRONY_SERVER = """\
+port {port}
+bindaddress 127.0.0.1
+cmdport 0
+local stratum 8
+allow 127.0.0.1
+driftfile {dir}/server.drift
+pidfile {dir}/server.pid
+"""
+CHRONY_CLIENT = """\
+server 127.0.0.1 port {proxy} minpoll {minpoll} maxpoll {maxpoll} iburst
+port {port}
+bindaddress 127.0.0.1
+cmdport 0
+allow 127.0.0.1
+pidfile {dir}/client.pid
+"""
+
+
+def _free_udp_port():
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def _ntp_offset_ms(port):
+    """(offset ms of the NTP server on loopback `port` from this host's clock, synced)."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.settimeout(1.0)
+    try:
+        t1 = time.time()
+        whole = int(t1)
+        s.sendto(b"\x23" + bytes(39) + struct.pack("!II", whole + NTP_EPOCH_S,
+                                                   int((t1 - whole) * 2 ** 32)),
+                 ("127.0.0.1", port))
+        data = s.recvfrom(512)[0]
+        t4 = time.time()
+    finally:
+        s.close()
+    t2, t3 = [a - NTP_EPOCH_S + f / 2 ** 32
+              for a, f in (struct.unpack("!II", data[32:40]), struct.unpack("!II", data[40:48]))]
+    synced = data[0] >> 6 != 3 and data[1] not in (0, 16)
+    return ((t2 - t1) + (t3 - t4)) / 2 * 1000, synced
+
+
+def sync_chrony(b):
+    chronyd = shutil.which("chronyd") or "/usr/sbin/chronyd"
+    if not os.access(chronyd, os.X_OK):
+        return metric("sync_error_chrony_ms", None, "ms", WIFI_BUDGET_MS,
+                      note="chronyd not installed (apt-get install -y chrony): not measured")
+    d = tempfile.mkdtemp(prefix="duelclock-chrony-")   # not in scratch: nobody must reach it
+    proxy = server = client = None
+    samples = []
+    try:
+        as_nobody = []
+        server_port, client_port = _free_udp_port(), _free_udp_port()
+        with open(os.path.join(d, "server.drift"), "w") as f:
+            f.write("%.3f 0.000\n" % PPM)  # its clock runs PPM off the kernel's: the "crystal"
+        with open(os.path.join(d, "server.conf"), "w") as f:
+            f.write(CHRONY_SERVER.format(port=server_port, dir=d))
+        if os.getuid() == 0 and shutil.which("setpriv"):
+            for name in ("", "server.drift"):   # chronyd runs as nobody: unprivileged
+                os.chown(os.path.join(d, name), 65534, 65534)
+            as_nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+        server = b.procs.start(as_nobody + [chronyd, "-x", "-U", "-d", "-f",
+                                            os.path.join(d, "server.conf")],
+                               stdout=open(os.path.join(d, "server.log"), "w"),
+                               stderr=subprocess.STDOUT)
+        proxy = Proxy(b, server_port, udp=True, seed=3)
+        with open(os.path.join(d, "client.conf"), "w") as f:
+            f.write(CHRONY_CLIENT.format(proxy=proxy.port, port=client_port, dir=d,
+                                         minpoll=CHRONY_POLL[0], maxpoll=CHRONY_POLL[1]))
+        client = b.procs.start(as_nobody + [chronyd, "-x", "-U", "-d", "-f",
+                                            os.path.join(d, "client.conf")],
+                               stdout=open(os.path.join(d, "client.log"), "w"),
+                               stderr=subprocess.STDOUT)
+        end = time.monotonic() + CHRONY_S
+        while time.monotonic() < end and server.poll() is None and client.poll() is None:
+            try:
+                off_server, _ = _ntp_offset_ms(server_port)
+                off_client, synced = _ntp_offset_ms(client_port)
+            except OSError:
+                synced = False
+            if synced:
+                samples.append(abs(off_client - off_server))
+            time.sleep(0.5)
+    finally:
+        for p in (client, server):
+            if p is not None:
+                b.procs.end(p)
+        counts = proxy.stop() if proxy is not None else None
+        logs = []
+        for name in ("server.log", "client.log"):
+            if os.path.exists(os.path.join(d, name)):
+                with open(os.path.join(d, name)) as f:
+                    logs.append(f.read().strip().split("\n")[-1])
+        shutil.rmtree(d, ignore_errors=True)
+    if not samples:
+        return metric("sync_error_chrony_ms", None, "ms", WIFI_BUDGET_MS,
+                      note="chronyd never synchronised in %d s: %s" % (CHRONY_S, " | ".join(logs)))
+    link = "?"
+    if counts:
+        link = "%d of %d packets held, %.1f msgs a minute" % (
+            counts["held"], counts["packets"], counts["packets"] * 60.0 / CHRONY_S)
+    return metric("sync_error_chrony_ms", round(max(samples), 2), "ms", WIFI_BUDGET_MS,
+                  note="chronyd -x client and server as nobody, client polls 2^%d..2^%d s "
+                  "through wifi_proxy.py --udp (%s), server clock %d ppm off; max |client - "
+                  "server| over %d s from its first sync, both read by NTP on loopback every "
+                  "0.5 s (%d samples)" % (CHRONY_POLL[0], CHRONY_POLL[1], link, PPM, CHRONY_S,
+                                          len(samples)))
+
+
+# --- a round start to 1,000 tables -----------------------------------------------------------
+
+def round_start(b):
+    from simulator.table import SimTable
+    event = "benchround"
+    broker = Mosquitto()
+    desk = None
+    sims, hosts = [], []
+    acked = {}
+    try:
+        desk = DeskThread(b.path("round.sqlite"), KEY, event, broker.url).start()
+        if not _wait(lambda: all(l.up for l in desk.desk.links), 20):
+            raise BenchError("the desk did not connect to mosquitto")
+        rng = random.Random(4)
+        for n in range(1, ROUND_FW + 1):
+            t = SimTable(n, b.path("round_sim"), KEY.hex(), speed=1.0,
+                         ppm=rng.uniform(-PPM, PPM), link="mqtt", broker=broker.url,
+                         event=event, size="128x64")
+            sims.append(t)
+            t.start()
+        per = -(-(ROUND_TABLES - ROUND_FW) // ROUND_PROCS)
+        for i in range(ROUND_PROCS):
+            first = ROUND_FW + 1 + i * per
+            count = min(per, ROUND_TABLES + 1 - first)
+            hosts.append(b.procs.start(
+                [sys.executable, HOST_PY, "--broker", broker.url, "--event", event, "--key",
+                 KEY.hex(), "--first", str(first), "--count", str(count), "--seed", str(i + 1),
+                 "--connect-per-s", "150"],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                text=True))
+        for p in hosts:
+            line = p.stdout.readline()
+            if not line.startswith("ready"):
+                raise BenchError("mqtt_tables.py did not get ready: %r" % line)
+        known = lambda: desk.call(lambda: len(desk.desk.store.tables()))   # noqa: E731
+        if not _wait(lambda: known() >= ROUND_TABLES, 60, 0.5):
+            raise BenchError("the desk heard from %d of %d tables" % (known(), ROUND_TABLES))
+        time.sleep(ROUND_SETTLE_S)
+
+        def on_change(kind, data, original=desk.desk.on_change):
+            if kind == "table" and data.get("round") == 1 and data["table"] not in acked:
+                acked[data["table"]] = time.monotonic()
+            original(kind, data)
+        desk.call(lambda: setattr(desk.desk, "on_change", on_change))
+        t0 = time.monotonic()
+        req = urllib.request.Request(desk.url + "/api/round/start",
+                                     data=json.dumps({"round": 1, "who": "bench"}).encode(),
+                                     headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=30) as r:
+            r.read()
+        _wait(lambda: len(acked) >= ROUND_TABLES, ROUND_WAIT_S, 0.01)
+        times = sorted((t - t0) * 1000 for t in acked.values())
+        fw = sum(1 for n in acked if n <= ROUND_FW)
+    finally:
+        for t in sims:
+            t.stop()
+        for p in hosts:
+            b.procs.end(p)
+        if desk is not None:
+            desk.stop()
+        broker.stop()
+    note = ("%d tables on mosquitto: %d real firmware (SimTable, MQTT; %d acknowledged) and "
+            "%d FakeTables in %d mqtt_tables.py processes; the desk in-process; from the HTTP "
+            "round start to the desk's processing each table's state of the new round"
+            % (ROUND_TABLES, ROUND_FW, fw, ROUND_TABLES - ROUND_FW, ROUND_PROCS))
+    if len(times) < ROUND_TABLES:
+        return [metric("round_start_1000_p100_ms", None, "ms", 1000,
+                       note=note + "; only %d acknowledged within %d s" % (len(times), ROUND_WAIT_S))]
+    return [metric("round_start_1000_p100_ms", round(times[-1], 1), "ms", 1000, note=note),
+            metric("round_start_1000_p50_ms", round(times[len(times) // 2], 1), "ms")]
+
+
+def bench_link(b):
+    for m in sync_serial(b):
+        yield m
+    for m in sync_wifi(b):
+        yield m
+    yield sync_chrony(b)
+    for m in round_start(b):
+        yield m

@@ -1,0 +1,322 @@
+# Many protocol-level tables (tests/host/fake_table.py FakeTable: the real core's wire, clock
+# and match) on one thread, each its own MQTT 3.1.1 connection over a plain non-blocking
+# socket: the light driver the desk-link bench needs for hundreds of tables per process
+# (paho's thread per client does not get there). Topics as docs/protocol.md and
+# fake_table.MqttTables: round, cmd and table/<n>/cmd in (QoS 1), state out (QoS 0,
+# retained, last will "offline"), reports out (QoS 1).
+#
+# In the bench process (the Wi-Fi sync bench): Host(...) with a local_ms(tbl) the bench
+# controls and auto_tick off; the bench ticks the tables itself (tick_all) between time
+# jumps. As a process (the round-start bench), in real time:
+#
+#   python tests/bench/mqtt_tables.py --broker mqtt://127.0.0.1:1883 --event EV --key HEX
+#          --first 1 --count 250 [--seed 1] [--connect-per-s 200]
+#
+# prints "ready N" once every table is connected and subscribed, runs until stdin closes or
+# SIGTERM, then prints its counts as one JSON line.
+import argparse
+import json
+import os
+import random
+import selectors
+import signal
+import socket
+import struct
+import sys
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+for _p in (os.path.join(ROOT, "firmware"), ROOT):
+    if _p not in sys.path:
+        sys.path.insert(0, _p)
+
+from duelclock.core.clock import WIFI_BUDGET_MS  # noqa: E402
+from tests.host.fake_table import FakeTable  # noqa: E402
+
+KEEPALIVE_S = 60
+CONNECT, CONNACK, PUBLISH, PUBACK, SUBSCRIBE, SUBACK, PINGREQ = 1, 2, 3, 4, 8, 9, 12
+
+
+def _varint(n):
+    out = bytearray()
+    while True:
+        b = n & 0x7f
+        n >>= 7
+        out.append(b | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
+def _str(s):
+    b = s.encode() if type(s) is str else s
+    return struct.pack("!H", len(b)) + b
+
+
+def packet(kind, flags, body):
+    return bytes([kind << 4 | flags]) + _varint(len(body)) + body
+
+
+def connect_packet(client_id, will_topic, will_payload, keepalive_s):
+    flags = 0x02 | 0x04 | 0x20            # clean session, will, will retained (QoS 0)
+    body = _str("MQTT") + bytes([4, flags]) + struct.pack("!H", keepalive_s)
+    return packet(CONNECT, 0, body + _str(client_id) + _str(will_topic) + _str(will_payload))
+
+
+def publish_packet(topic, payload, qos, retain, pid=0):
+    body = _str(topic) + (struct.pack("!H", pid) if qos else b"") + payload
+    return packet(PUBLISH, qos << 1 | (1 if retain else 0), body)
+
+
+def subscribe_packet(pid, topics):
+    body = struct.pack("!H", pid) + b"".join(_str(t) + bytes([q]) for t, q in topics)
+    return packet(SUBSCRIBE, 2, body)
+
+
+def parse(buf):
+    """Whole packets at the start of buf: ([(kind, flags, body)], bytes used)."""
+    out, at = [], 0
+    while at + 2 <= len(buf):
+        n, shift, i = 0, 0, at + 1
+        while True:
+            if i >= len(buf):
+                return out, at
+            b = buf[i]
+            n |= (b & 0x7f) << shift
+            shift += 7
+            i += 1
+            if not b & 0x80:
+                break
+        if i + n > len(buf):
+            break
+        out.append((buf[at] >> 4, buf[at] & 15, bytes(buf[i:i + n])))
+        at = i + n
+    return out, at
+
+
+class Conn:
+    """One table's connection. Writes go out at once (non-blocking); what the socket did
+    not take waits in `out` for the host's loop."""
+
+    def __init__(self, host, table):
+        self.host, self.table = host, table
+        self.sock = None
+        self.inbuf = bytearray()
+        self.out = bytearray()
+        self.ready = False               # CONNACK and SUBACK in
+        self.pid = 0
+        self.last_tx = time.monotonic()
+
+    def topic(self, leaf):
+        return self.host.base + "table/%d/%s" % (self.table.tbl, leaf)
+
+    def open(self):
+        s = socket.socket()
+        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        s.setblocking(False)
+        s.connect_ex(self.host.addr)
+        self.sock = s
+        b = self.host.base
+        self.write(connect_packet("bench-t%d" % self.table.tbl, self.topic("state"), b"offline",
+                                  KEEPALIVE_S))
+        self.write(subscribe_packet(self._pid(), [(b + "round", 1), (b + "cmd", 1),
+                                                  (self.topic("cmd"), 1)]))
+
+    def _pid(self):
+        self.pid = self.pid % 65535 + 1
+        return self.pid
+
+    def write(self, data):
+        self.out += data
+        self.last_tx = time.monotonic()
+        self.flush()
+
+    def flush(self):
+        if not self.out:
+            return
+        try:
+            n = self.sock.send(self.out)
+        except (BlockingIOError, InterruptedError):
+            n = 0
+        except OSError:                  # not connected yet: the loop retries on writable
+            n = 0
+        del self.out[:n]
+
+    def send_lines(self):
+        for k, line in self.table.take():
+            if k == "state":
+                self.write(publish_packet(self.topic("state"), line, 0, True))
+            else:
+                self.write(publish_packet(self.topic("report"), line, 1, False, self._pid()))
+            self.host.counts["out_" + k] = self.host.counts.get("out_" + k, 0) + 1
+
+    def readable(self):
+        """Take what arrived; True when a desk message was fed to the table."""
+        try:
+            data = self.sock.recv(65536)
+        except (BlockingIOError, InterruptedError):
+            return False
+        if not data:
+            raise ConnectionError("table %d: the broker closed the connection" % self.table.tbl)
+        self.inbuf += data
+        packets, used = parse(self.inbuf)
+        del self.inbuf[:used]
+        fed = False
+        for kind, flags, body in packets:
+            if kind == PUBLISH:
+                qos = flags >> 1 & 3
+                tlen = struct.unpack("!H", body[:2])[0]
+                at = 2 + tlen
+                if qos:
+                    self.write(packet(PUBACK, 0, body[at:at + 2]))
+                    at += 2
+                payload = body[at:]
+                self.table.feed(payload if payload.endswith(b"\n") else payload + b"\n",
+                                self.host.local_ms(self.table.tbl))
+                self.host.counts["in"] += 1
+                fed = True
+            elif kind == SUBACK:
+                self.ready = True
+                self.table.hello()
+            elif kind == CONNACK and body[1:2] != b"\0":
+                raise ConnectionError("table %d: CONNACK refused %r" % (self.table.tbl, body))
+        return fed
+
+
+class Host:
+    """Tables on one selector loop (run() in a thread or as the process). `local_ms(tbl)`:
+    table tbl's ticks. auto_tick: tick every table each tick_s and right after a desk
+    message (as the firmware's link task does); else the caller ticks with tick_all()."""
+
+    def __init__(self, url, event, tables, local_ms, auto_tick=True, tick_s=0.02,
+                 connect_per_s=0):
+        host, port = url.split("://", 1)[1].rsplit(":", 1)
+        self.addr = (host, int(port))
+        self.base = "duelclock/%s/" % event
+        self.tables = list(tables)
+        self.local_ms = local_ms
+        self.auto_tick = auto_tick
+        self.tick_s = tick_s
+        self.connect_per_s = connect_per_s
+        self.conns = [Conn(self, t) for t in self.tables]
+        self.lock = threading.RLock()
+        self.stop = threading.Event()
+        self.counts = {"in": 0}
+        self.error = None
+        self._sel = selectors.DefaultSelector()
+        self._opened = 0
+
+    def ready(self):
+        return self._opened == len(self.conns) and all(c.ready for c in self.conns)
+
+    def tick_all(self):
+        """Tick every table at its local time and send what it has to say."""
+        with self.lock:
+            for c in self.conns:
+                if c.sock is not None:
+                    c.table.tick(self.local_ms(c.table.tbl))
+                    c.send_lines()
+
+    def _open_some(self, started):
+        due = len(self.conns) if not self.connect_per_s else \
+            min(len(self.conns), int((time.monotonic() - started) * self.connect_per_s) + 1)
+        while self._opened < due:
+            c = self.conns[self._opened]
+            c.open()
+            self._sel.register(c.sock, selectors.EVENT_READ, c)
+            self._opened += 1
+
+    def run(self):
+        started = time.monotonic()
+        next_tick = started
+        try:
+            while not self.stop.is_set():
+                with self.lock:
+                    self._open_some(started)
+                    for c in self.conns[:self._opened]:
+                        want = selectors.EVENT_READ | (selectors.EVENT_WRITE if c.out else 0)
+                        if self._sel.get_key(c.sock).events != want:
+                            self._sel.modify(c.sock, want, c)
+                timeout = max(0.0, next_tick - time.monotonic()) if self.auto_tick else self.tick_s
+                events = self._sel.select(timeout)
+                with self.lock:
+                    for key, mask in events:
+                        c = key.data
+                        if mask & selectors.EVENT_WRITE:
+                            c.flush()
+                        if mask & selectors.EVENT_READ and c.readable():
+                            if self.auto_tick:
+                                c.table.tick(self.local_ms(c.table.tbl))
+                            c.send_lines()
+                    now = time.monotonic()
+                    for c in self.conns[:self._opened]:
+                        if now - c.last_tx > KEEPALIVE_S / 2:
+                            c.write(packet(PINGREQ, 0, b""))
+                if self.auto_tick and time.monotonic() >= next_tick:
+                    self.tick_all()
+                    next_tick = time.monotonic() + self.tick_s
+        except Exception as e:           # the bench reports it; the loop stops
+            self.error = e
+        finally:
+            for c in self.conns:
+                if c.sock is not None:
+                    c.sock.close()
+            self._sel.close()
+
+    def start(self):
+        self.thread = threading.Thread(target=self.run, name="mqtt tables", daemon=True)
+        self.thread.start()
+        return self
+
+    def close(self):
+        self.stop.set()
+        if getattr(self, "thread", None) is not None:
+            self.thread.join(10)
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(prog="mqtt_tables")
+    ap.add_argument("--broker", required=True)
+    ap.add_argument("--event", required=True)
+    ap.add_argument("--key", required=True, help="the event key, hex")
+    ap.add_argument("--first", type=int, default=1)
+    ap.add_argument("--count", type=int, required=True)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--ppm", type=float, default=100.0, help="crystals off by up to +/- this")
+    ap.add_argument("--connect-per-s", type=float, default=200.0)
+    a = ap.parse_args(argv)
+    key = bytes.fromhex(a.key)
+    rng = random.Random(a.seed)
+    rate, boot = {}, {}
+    tables = []
+    for tbl in range(a.first, a.first + a.count):
+        tables.append(FakeTable(key, tbl, budget_ms=WIFI_BUDGET_MS, board="BENCH"))
+        rate[tbl] = 1 + rng.uniform(-a.ppm, a.ppm) / 1e6
+        boot[tbl] = rng.uniform(0, 600000)
+    t0 = time.monotonic()
+
+    def local_ms(tbl):
+        return int(((time.monotonic() - t0) * 1000 + boot[tbl]) * rate[tbl])
+
+    host = Host(a.broker, a.event, tables, local_ms, connect_per_s=a.connect_per_s)
+    signal.signal(signal.SIGTERM, lambda *_: host.stop.set())
+    host.start()
+    while not host.ready():
+        if host.error is not None or not host.thread.is_alive():
+            sys.stderr.write("mqtt_tables: %s\n" % host.error)
+            return 1
+        time.sleep(0.05)
+    print("ready %d" % len(tables), flush=True)
+    threading.Thread(target=lambda: (sys.stdin.read(), host.stop.set()), daemon=True).start()
+    host.stop.wait()
+    host.close()
+    print(json.dumps(host.counts), flush=True)
+    if host.error is not None:
+        sys.stderr.write("mqtt_tables: %s\n" % host.error)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
