@@ -26,6 +26,8 @@ KEY_SCAN_MS = 15
 FRAME_MS = 100
 STATE_MS = 5000
 LINK_MS = 20
+SYNC_POLL_MS = 2              # while a sync reply is due: its arrival time is t4, keep it tight
+RUNNING = ("remaining_ms", "sync_age_ms", "sync_err_ms")   # change every ms: not a "change"
 RECORD_BATCH = 12             # events per record message: well inside 1024 bytes
 RESEND_MS = 10000             # unacknowledged record: sent again after this long
 BATTERY_MS = 30000            # battery read this often
@@ -234,7 +236,7 @@ class Table:
             if self._send("sync", {"t1": now}):
                 self.clock.sent(now)
         fields = self.state()
-        if fields != self.last_state or now >= self.state_due:
+        if _changed(fields, self.last_state) or now >= self.state_due:
             if self._send("state", fields, "state"):
                 self.last_state = fields
                 self.state_due = now + STATE_MS
@@ -334,7 +336,7 @@ async def link_task(table):
             table.sent = table.acked                    # the desk may have missed some
         was_up = table.link.up
         table.report()
-        await asyncio.sleep_ms(LINK_MS)
+        await asyncio.sleep_ms(SYNC_POLL_MS if table.sync_seq is not None else LINK_MS)
 
 
 class Unwrap:
@@ -350,6 +352,17 @@ class Unwrap:
         self.total += self.ticks_diff(now, self.last)
         self.last = now
         return self.total
+
+
+def _changed(fields, last):
+    """A state worth sending now: anything but the running clocks differs (those go out
+    every STATE_MS; sending on their change would be a message every few ms)."""
+    if last is None:
+        return True
+    for k in fields:
+        if k not in RUNNING and fields[k] != last.get(k):
+            return True
+    return len(fields) != len(last)
 
 
 def _dim(display, level):

@@ -18,6 +18,7 @@
 # .mpy bytecode loads into the heap where a board keeps it frozen in flash.
 import json
 import os
+import shutil
 
 from common import BenchError, ROOT, compile_mpy, metric, package_sources, run_upy
 import gen_record
@@ -69,12 +70,11 @@ class MatchRun:
         events, self.expect = gen_record.build(MATCH_EVENTS)
         self.plan = b.path("match_plan.txt")
         _write_plan(self.plan, events)
-        self.runs = 0
 
     def __call__(self, heap_kb, sample=False):
         """(output dict, None) when the match ended as planned, else (None, why)."""
-        self.runs += 1
-        journal = self.b.path("match_journal_%d" % self.runs)
+        journal = self.b.path("match_journal")          # one path: the same allocations each run
+        shutil.rmtree(journal, ignore_errors=True)
         r = run_upy([os.path.join(ROOT, "tests", "bench", "upy_match.py"), self.plan, journal,
                      str(MATCH_END_MS), "1" if sample else "0"], path=self.path, heap_kb=heap_kb)
         if r.returncode != 0:
