@@ -46,6 +46,7 @@ from common import BenchError, ROOT, metric
 from duelclock.core.clock import SERIAL_BUDGET_MS, WIFI_BUDGET_MS
 from duelclock_desk import api
 from duelclock_desk.broker import Mosquitto
+from simulator.table import wait_for
 from tests.host.fake_table import FakeTable
 import mqtt_tables
 
@@ -190,15 +191,6 @@ class DeskThread:
             self._thread.join(20)
 
 
-def _wait(predicate, timeout_s, step_s=0.05):
-    end = time.monotonic() + timeout_s
-    while time.monotonic() < end:
-        if predicate():
-            return True
-        time.sleep(step_s)
-    return predicate()
-
-
 # --- tables on pseudo-terminals --------------------------------------------------------------
 
 class PtyTables:
@@ -313,7 +305,7 @@ def run_accelerated(clock, driver, local_ms, minutes, step_ms):
                 if est is not None]
         worst.append(max(errs) if errs else None)
         driver.tick_all()
-        if not _wait(lambda: not driver.outstanding(), REPLY_WAIT_S, 0.001):
+        if not wait_for(lambda: not driver.outstanding(), REPLY_WAIT_S, 0.001):
             late += 1
             if late > MAX_LATE:
                 raise BenchError("sync replies stopped coming (%d steps without)" % late)
@@ -342,7 +334,7 @@ def sync_serial(b):
     desk = None
     try:
         desk = DeskChild(b, "benchserial", clock, links=ptys.paths)
-        if not _wait(desk.links_up, 20, 0.2):
+        if not wait_for(desk.links_up, 20, 0.2):
             raise BenchError("the desk did not open every pty")
         ptys.hello()
         worst, replies, late = run_accelerated(clock, ptys, local_ms, SYNC_MINUTES, SERIAL_STEP_MS)
@@ -403,10 +395,10 @@ def sync_wifi(b):
     try:
         proxy = Proxy(b, broker.port)
         desk = DeskChild(b, "benchwifi", clock, broker=broker.url)
-        if not _wait(desk.links_up, 20, 0.2):
+        if not wait_for(desk.links_up, 20, 0.2):
             raise BenchError("the desk did not connect to mosquitto")
         driver = MqttDriver("mqtt://127.0.0.1:%d" % proxy.port, "benchwifi", tables, local_ms)
-        if not _wait(driver.ready, 60):
+        if not wait_for(driver.ready, 60):
             raise BenchError("the MQTT tables did not all connect through the proxy")
         worst, replies, late = run_accelerated(clock, driver, local_ms, SYNC_MINUTES, WIFI_STEP_MS)
         sent = driver.syncs_sent()
@@ -564,7 +556,7 @@ def round_start(b):
     acked = {}
     try:
         desk = DeskThread(b.path("round.sqlite"), KEY, event, broker.url).start()
-        if not _wait(lambda: all(l.up for l in desk.desk.links), 20):
+        if not wait_for(lambda: all(l.up for l in desk.desk.links), 20):
             raise BenchError("the desk did not connect to mosquitto")
         rng = random.Random(4)
         for n in range(1, ROUND_FW + 1):
@@ -588,7 +580,7 @@ def round_start(b):
             if not line.startswith("ready"):
                 raise BenchError("mqtt_tables.py did not get ready: %r" % line)
         known = lambda: desk.call(lambda: len(desk.desk.store.tables()))   # noqa: E731
-        if not _wait(lambda: known() >= ROUND_TABLES, 60, 0.5):
+        if not wait_for(lambda: known() >= ROUND_TABLES, 60, 0.5):
             raise BenchError("the desk heard from %d of %d tables" % (known(), ROUND_TABLES))
         time.sleep(ROUND_SETTLE_S)
 
@@ -603,7 +595,7 @@ def round_start(b):
                                      headers={"Content-Type": "application/json"})
         with urllib.request.urlopen(req, timeout=30) as r:
             r.read()
-        _wait(lambda: len(acked) >= ROUND_TABLES, ROUND_WAIT_S, 0.01)
+        wait_for(lambda: len(acked) >= ROUND_TABLES, ROUND_WAIT_S, 0.01)
         times = sorted((t - t0) * 1000 for t in acked.values())
         fw = sum(1 for n in acked if n <= ROUND_FW)
     finally:

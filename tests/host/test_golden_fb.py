@@ -5,9 +5,8 @@ with tests/golden/fb_<size>_<state>.png. DUELCLOCK_UPDATE_GOLDEN=1 rewrites the 
 import os
 
 import pytest
-from PIL import Image
 
-from tests.host.golden import GOLDEN, UPDATE, compare, ensure_font
+from tests.host.golden import GOLDEN, compare, ensure_font
 from tests.host.upy import run_upy
 from simulator.screens import fb_to_image
 
