@@ -32,21 +32,8 @@ PCF_BYTE_MSB, PCF_BIT_MSB = 1 << 2, 1 << 3
 
 def screen_chars():
     """Every non-ASCII character any screen can show, sorted."""
-    found = set()
-
-    def walk(v):
-        if type(v) is str:
-            found.update(c for c in v if ord(c) > 0x7e)
-        elif type(v) in (tuple, list):
-            for x in v:
-                walk(x)
-        elif type(v) is dict:
-            for x in v.values():
-                walk(x)
-    walk(lang.T)
-    walk(catalogue.ROWS)
-    walk(catalogue.KIND_NAMES)
-    return sorted(found)
+    text = lang.TEXT + catalogue.ROWS + catalogue.KIND_NAMES
+    return sorted(set(c for c in text if ord(c) > 0x7e))
 
 
 class Pcf:

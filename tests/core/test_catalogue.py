@@ -14,7 +14,7 @@ def test_codes_per_rule_set_and_every_kind_is_known():
     kr, id_ = catalogue.codes("KR"), catalogue.codes("ID")
     assert "penalty_request" in kr and "penalty_request" not in id_
     assert "lp_not_written" in id_ and "lp_not_written" not in kr
-    for row in catalogue.ROWS:
+    for row in catalogue.rows():
         for g in (row[1], row[2]):
             for kind in g or ():
                 assert kind in catalogue.KINDS
@@ -26,5 +26,28 @@ def test_names_in_three_languages():
     assert catalogue.name("tardiness", "xx") == "Tardiness"
     assert catalogue.name("made_up") == "made_up"
     assert catalogue.kind_name("duel_loss", "id") == "Duel Forfeiture"
-    for row in catalogue.ROWS:
+    for row in catalogue.rows():
         assert len(row[3]) == 3 and all(row[3])
+
+
+def test_text_tables_are_well_formed():
+    # One line per key, every language present, no key twice: a broken line would
+    # otherwise show as a wrong column or the previous key's text.
+    from duelclock.core import lang
+    for text, fields in ((lang.TEXT, 4), (catalogue.ROWS, 6), (catalogue.KIND_NAMES, 4)):
+        lines = text.strip().split("\n")
+        keys = [line.split("|")[0] for line in lines]
+        assert len(set(keys)) == len(keys)
+        for line in lines:
+            f = line.split("|")
+            assert len(f) == fields and all(f), line
+    for line in catalogue.ROWS.strip().split("\n"):
+        for g in line.split("|")[1:3]:
+            assert g == "-" or all(a in catalogue.ABBR for a in g.split(" ")), line
+    assert [lang.tr(k, "en") for k in ("menu", "table")] == ["Menu", "Table"]
+    try:
+        lang.tr("no_such_key", "en")
+        assert False, "an unknown key must raise"
+    except KeyError:
+        pass
+    assert catalogue.guideline("rules_error|C") is None
