@@ -34,7 +34,7 @@ def do_sheet(a):
         from duelclock_desk import sheet_cmd
         return sheet_cmd.run(a.file, a.html)
     from duelclock.core.replay import Replay
-    from duelclock.core.sheet import render_text
+    from duelclock_desk.sheet_text import render_text
     from duelclock_desk.sheet_html import render_html
     store = _store(a)
     round_no = a.round or (store.current_round() or {}).get("round", 0)

@@ -2,7 +2,7 @@
 import sys
 
 from duelclock.core.record import RecordError
-from duelclock.core.sheet import render_text
+from duelclock_desk.sheet_text import render_text
 from duelclock.replay import replay_file
 from duelclock_desk.sheet_html import render_html
 

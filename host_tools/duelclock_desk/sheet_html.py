@@ -2,7 +2,8 @@
 paper sheet judges know; taken-back lines struck through, judge fixes and markers shown."""
 from html import escape
 
-from duelclock.core.sheet import clock, describe, lp_note, section_title
+from duelclock.core.sheet import clock
+from duelclock_desk.sheet_text import describe, lp_note, section_title
 
 CSS = """
 body { font: 11pt/1.35 system-ui, sans-serif; color: #111; margin: 1.5em; }

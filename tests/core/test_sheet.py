@@ -1,6 +1,7 @@
 # The written-style sheet (rules.md section 6).
 from duelclock.core.replay import Replay
-from duelclock.core.sheet import Sheet, render_text, clock
+from duelclock.core.sheet import Sheet, clock
+from duelclock.core.view import record_lines
 
 RECORD = (
     '{"t":0,"ev":"round_start","round":4,"kind":"swiss","seating":true}',
@@ -40,18 +41,6 @@ def test_rows_keep_amounts_totals_turns_and_who_entered_them():
     assert ("fix", 410000, 2, "A", "A", 7000, 7200) in duel.rows
 
 
-def test_text_sheet_marks_taken_back_lines_long_turns_and_fixes():
-    r, s = _sheet(RECORD)
-    text = render_text(s)
-    assert "TAKEN BACK" in text
-    undone = [l for l in text.split("\n") if "TAKEN BACK" in l][0]
-    assert undone.startswith("x")
-    assert "over 3:00" in text
-    assert "JUDGE FIX A: 7000 -> 7200" in text
-    assert "PENALTY B: warning, tardiness (by the clock)" in text
-    assert "DUEL OVER: A wins (LP 0)" in text
-
-
 def test_time_markers_and_a_duel_lost_without_play():
     lines = ('{"t":0,"ev":"round_start","round":1,"kind":"swiss"}',
              '{"t":1,"ev":"penalty","p":"A","kind":"duel_loss","code":"deck_size"}',
@@ -61,9 +50,8 @@ def test_time_markers_and_a_duel_lost_without_play():
     r, s = _sheet(lines)
     titles = [(sec.no, sec.played) for sec in s.sections]
     assert titles == [(0, True), (1, False), (2, True)]
-    text = render_text(s)
-    assert "TIME CALLED" in text and "EXTRA TURN 1/1" in text and "SUDDEN DEATH" in text
-    assert "Duel 1 - not played" in text
+    marks = [row[2] for row in s.sections[2].rows if row[0] == "mark"]
+    assert marks == ["time", "extra_turn", "sudden_death"]
 
 
 def test_a_board_keeps_only_the_last_sections():
@@ -72,6 +60,16 @@ def test_a_board_keeps_only_the_last_sections():
     s.note(2, "duel_over", ("A", "game"))
     s.note(3, "duel", (2, "B", False))
     assert len(s.sections) == 1 and s.sections[0].no == 2
+
+
+def test_a_board_keeps_the_newest_rows_and_counts_the_rest():
+    s = Sheet({"round": 1, "kind": "swiss"}, keep=1, max_rows=3)
+    s.note(1, "duel", (1, "A", False))
+    for i in range(5):
+        s.note(10 + i, "turn_end", (i + 1, "A", 1000))
+    sec = s.sections[-1]
+    assert [row[2] for row in sec.rows] == [3, 4, 5] and sec.dropped == 2
+    assert record_lines(s)[0] == "(2 earlier rows)" and len(record_lines(s)) == 4
 
 
 def test_clock_format():

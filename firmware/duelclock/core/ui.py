@@ -31,6 +31,7 @@ LOCKOUT_MS = 60000              # first lockout; each further one doubles
 MESSAGE_MS = 2500               # how long a refusal or notice stays on screen
 IDLE_DIM_MS = 120000            # dim after 2 minutes without a key (the clock stays readable)
 FIVE_MIN_MS = 300000
+SHEET_ROWS = 60                 # rows of the current duel kept for the record view
 
 
 class Ui:
@@ -84,7 +85,7 @@ class Ui:
 
     def _begin(self, start):
         self.start = start
-        self.sheet = Sheet(start, keep=2)
+        self.sheet = Sheet(start, keep=1, max_rows=SHEET_ROWS)
         self.match = Match(start, self._on_note)
         self.stack = [Home()]
         self.warned_5min = False

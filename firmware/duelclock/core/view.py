@@ -162,8 +162,9 @@ def record_lines(sheet):
     """Compact sheet lines (about 18 characters) for small displays: the last duel."""
     if sheet is None:
         return []
-    out = []
-    for row in sheet.sections[-1].rows:
+    sec = sheet.sections[-1]
+    out = ["(%d earlier rows)" % sec.dropped] if sec.dropped else []
+    for row in sec.rows:
         k = row[0]
         if k == "lp":
             _, t, turn, tp, da, db, la, lb, by, cost, undone = row
