@@ -47,9 +47,9 @@ def _str(ev, key, required=True):
 def _lp(ev):
     seen = False
     for p in PLAYERS:
-        v = ev.get(p)
-        if v is None:
+        if p not in ev:                # absent, not null: the engine adds what is present
             continue
+        v = ev[p]
         if not _is_int(v):
             return "'%s' must be an integer" % p
         if v == 0:
@@ -128,12 +128,13 @@ def _round_start(ev):
         return "'round' must be a non-negative integer"
     if ev.get("kind") not in KINDS:
         return "'kind' must be swiss or elimination"
+    # Optional keys: absent takes the default; present (null included) must be right.
     for key, low, high in (("limit_s", 1, 86400), ("cap_s", 0, 86400), ("extra_turns", 0, 20)):
         v = ev.get(key)
-        if v is not None and (not _is_int(v) or v < low or v > high):
+        if key in ev and (not _is_int(v) or v < low or v > high):
             return "'%s' must be an integer from %d to %d" % (key, low, high)
     v = ev.get("seating")
-    if v is not None and type(v) is not bool:
+    if "seating" in ev and type(v) is not bool:
         return "'seating' must be true or false"
     if ev.get("rules", "ID") not in RULE_SETS:
         return "'rules' must be ID or KR"
