@@ -20,14 +20,15 @@ from duelclock.core.record import parse_line
 from duelclock.core.ui import Ui
 from duelclock.core.view import build
 from duelclock.core.wire import Encoder, Decoder
-from duelclock.journal import Journal
+from duelclock.journal import Journal, JournalFull
 
 KEY_SCAN_MS = 15
 FRAME_MS = 100
 STATE_MS = 5000
 LINK_MS = 20
 SYNC_POLL_MS = 2              # while a sync reply is due: its arrival time is t4, keep it tight
-RUNNING = ("remaining_ms", "sync_age_ms", "sync_err_ms")   # change every ms: not a "change"
+# Change every ms, or with every line an attacker sends: not a "change", sent every STATE_MS.
+RUNNING = ("remaining_ms", "sync_age_ms", "sync_err_ms", "drops")
 RECORD_BATCH = 12             # events per record message: well inside 1024 bytes
 RESEND_MS = 10000             # unacknowledged record: sent again after this long
 BATTERY_MS = 30000            # battery read this often
@@ -71,7 +72,9 @@ class Table:
         self.ui = Ui(self.tbl, self._save, cfg.get("pins"), cfg.get("lang", "en"))
         self.match_id = None
         self.start_ms = None          # desk time the current round started
-        self.total = 0                # events in the current match's journal
+        self.total = 0                # events in the current match (journal + unsaved)
+        self.unsaved = []             # its newest events, in RAM only: the flash is full
+        self.journal_full = False
         self.acked = 0                # events the desk holds
         self.sent = 0                 # events sent (acked <= sent <= total)
         self.sent_at = 0
@@ -83,6 +86,8 @@ class Table:
         self.battery = None
         self.battery_due = 0
         self.dimmed = False
+        self.ui.up_ms = local_ms()
+        self._load_lock()
         self._recover()
 
     # --- boot -----------------------------------------------------------------------------
@@ -114,8 +119,24 @@ class Table:
     def _store_seen(self):
         seq = self.dec.last_seq(0)
         if seq is not None:
-            with open(self._seen_path(), "w") as f:
-                f.write(str(seq))
+            _write_small(self._seen_path(), str(seq))
+
+    # The judge PIN's lockout survives a reboot (3 guesses per power cycle would make the
+    # lockout worthless): "wrong lockouts locked_ms", written when it changes.
+    def _load_lock(self):
+        try:
+            with open(self.root + "/pinlock") as f:
+                wrong, lockouts, left_ms = [int(x) for x in f.read().split()]
+        except (OSError, ValueError):
+            wrong, lockouts, left_ms = 0, 0, 0
+        self.ui.restore_lock(wrong, lockouts, left_ms)
+        self.saved_lock = _lock_key(self.ui.lock_state())
+
+    def _store_lock(self):
+        state = self.ui.lock_state()
+        if _lock_key(state) != self.saved_lock:
+            _write_small(self.root + "/pinlock", "%d %d %d" % state)
+            self.saved_lock = _lock_key(state)
 
     # --- time -----------------------------------------------------------------------------
 
@@ -127,16 +148,48 @@ class Table:
         return desk - self.start_ms
 
     # --- the journal is the only way an event is confirmed --------------------------------
+    #
+    # Journal full (flash exhausted, nothing collected left to delete): the match goes on.
+    # The event is confirmed and shown, but held in RAM (`unsaved`) after the journalled
+    # ones: the screen keeps telling the players to keep a paper record (the rules' record
+    # then) and to call a judge, the state report carries journal_full to the desk, and the
+    # record messages carry the RAM events too, so the desk holds them. Each later event
+    # first tries to write the held ones, oldest first. Nothing already on flash is touched
+    # (the journal deletes collected matches only). A power cut while full loses what the
+    # desk has not received: that is what the paper record is for.
 
     def _save(self, ev):
         if ev["ev"] == "round_start":
-            self.match_id = self.journal.start_match(ev)
-            self.total, self.acked, self.sent = 1, 0, 0
+            self.match_id = None
+            self.unsaved = []
+            self.total, self.acked, self.sent = 0, 0, 0
             self.result_sent = False
-        else:
-            self.journal.append(ev)
-            self.total += 1
+        self.unsaved.append(dict(ev))
+        self.total += 1
+        try:
+            self._write_unsaved()
+        except OSError:                   # not JournalFull: the event is not confirmed
+            self.unsaved.pop()
+            self.total -= 1
+            raise
         self.state_due = 0
+
+    def _write_unsaved(self):
+        """Journal the events held in RAM, oldest first, until done or the flash is full."""
+        try:
+            while self.unsaved:
+                ev = self.unsaved[0]
+                if self.match_id is None:
+                    self.match_id = self.journal.start_match(ev)
+                else:
+                    self.journal.append(ev)
+                self.unsaved.pop(0)
+        except JournalFull:
+            if not self.journal_full:
+                self.journal_full = True
+                self.ui.say(self.ui.t("flash_full"))
+            return
+        self.journal_full = False
 
     # --- commands from the desk -----------------------------------------------------------
 
@@ -194,8 +247,12 @@ class Table:
         if m is None or m.round_no != msg["round"]:
             return
         self.acked = max(self.acked, min(msg["events"], self.total))
-        if m.over and self.acked == self.total and self.match_id is not None:
-            self.journal.mark_collected(self.match_id)
+        if m.over and self.acked == self.total and self.match_id is not None \
+                and not self.unsaved:
+            try:
+                self.journal.mark_collected(self.match_id)
+            except OSError:
+                pass          # flash full or failing: the mark waits for the next ack
 
     # --- reports --------------------------------------------------------------------------
 
@@ -222,6 +279,13 @@ class Table:
                       "remaining_ms": m.limit_ms - (t if t is not None else (m.now_ms or 0))}
         if self.ui.judge_called:
             fields["judge"] = True
+        if self.ui.locked_ms():
+            fields["locked"] = True
+        drops = sum(self.dec.drops.values())
+        if drops:
+            fields["drops"] = drops
+        if self.journal_full:
+            fields["journal_full"] = True
         age = self.clock.age_ms(now)
         if age is not None:
             fields["sync_age_ms"] = max(0, age)
@@ -241,7 +305,7 @@ class Table:
                 self.last_state = fields
                 self.state_due = now + STATE_MS
         m = self.ui.match
-        if m is None or self.match_id is None:
+        if m is None or self.total == 0:
             return
         if self.sent > self.acked and now - self.sent_at > RESEND_MS:
             self.sent = self.acked                      # no ack came: send again
@@ -251,12 +315,20 @@ class Table:
             self.result_sent = self._send("result", {"round": m.round_no, "result": m.result,
                                                      "wins": dict(m.wins), "events": self.total})
 
+    def _events(self):
+        """The current match's events: the journal's, then those held in RAM."""
+        if self.match_id is not None:
+            for line in self.journal.export(self.match_id):
+                yield json.loads(line)
+        for ev in self.unsaved:
+            yield ev
+
     def _send_record(self, round_no, now):
         batch = []
         i = 0
-        for line in self.journal.export(self.match_id):
+        for ev in self._events():
             if i >= self.sent:
-                batch.append(json.loads(line))
+                batch.append(ev)
                 if len(batch) == RECORD_BATCH:
                     break
             i += 1
@@ -277,6 +349,7 @@ class Table:
 
     def frame(self, renderer, present):
         now = self.local_ms()
+        self.ui.up_ms = now
         t = self.round_ms()
         if t is not None:
             self.ui.tick(t)
@@ -286,6 +359,8 @@ class Table:
             elif kind == "flash":
                 self.flash_until = now + arg
         self.ui.alerts = []
+        if self.journal_full and self.ui.current_message(self.ui.now_ms) is None:
+            self.ui.say(self.ui.t("flash_full"))
         age = self.clock.age_ms(now)
         if self.board.battery_pct is not None and now >= self.battery_due:
             self.battery = self.board.battery_pct()         # an ADC read: not every frame
@@ -302,11 +377,13 @@ class Table:
             _dim(self.board.display, DIM_LEVEL if screen.dim else 1)
 
     def key(self, intent):
+        self.ui.up_ms = self.local_ms()
         t = self.round_ms()
         if t is None and self.ui.match is not None:
             self.ui.say(self.ui.t("no_sync"))
             return
         self.ui.key(intent, t if t is not None else 0)
+        self._store_lock()
 
 
 # --- tasks -------------------------------------------------------------------------------
@@ -363,6 +440,21 @@ def _changed(fields, last):
         if k not in RUNNING and fields[k] != last.get(k):
             return True
     return len(fields) != len(last)
+
+
+def _lock_key(state):
+    """What makes the PIN lock state worth writing again: a guess, a lockout, its end."""
+    return state[0], state[1], state[2] > 0
+
+
+def _write_small(path, text):
+    """A small state file (seen seq, PIN lockout). A full or failing flash costs only that
+    state, never the table."""
+    try:
+        with open(path, "w") as f:
+            f.write(text)
+    except OSError:
+        pass
 
 
 def _dim(display, level):

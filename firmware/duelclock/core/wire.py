@@ -111,11 +111,15 @@ DESK_TYPES = {   # desk -> table
     # the request's t1 echoed, the desk's receive and send ms, re: the request's seq
     "sync": ((("t1", _int), ("t2", _int), ("t3", _int), ("re", _uint)), (), 1),
 }
+# A state's optional `locked` is true while judge PIN entry is locked out (wrong PINs);
+# `drops` counts the desk lines the table's Decoder dropped since it booted (forged,
+# replayed, unsigned, garbled): both show at the desk what is tried at a table.
 TABLE_TYPES = {  # table -> desk
     "hello": ((("board", _str), ("fw", _str)), (("battery", _pct),), 1),
     "state": ((("round", _uint), ("phase", _str), ("duel", _uint), ("wins", _ab_int),
                ("lp", _ab_int), ("turn", _uint), ("remaining_ms", _int)),
-              (("sync_age_ms", _uint), ("sync_err_ms", _uint), ("battery", _pct), ("judge", _bool)), 1),
+              (("sync_age_ms", _uint), ("sync_err_ms", _uint), ("battery", _pct), ("judge", _bool),
+               ("journal_full", _bool), ("locked", _bool), ("drops", _uint)), 1),
     "record": ((("round", _uint), ("first", _uint), ("events", _events), ("total", _uint)), (), 1),
     "result": ((("round", _uint), ("result", _str), ("wins", _ab_int), ("events", _uint)), (), 1),
     "sync": ((("t1", _int),), (), 1),
