@@ -108,12 +108,15 @@ def test_judge_pin_roles_and_lockout():
     _keys(ui, MIN, "a", "a")
     _keys(ui, MIN, "menu", "down", "down", "down", "a")   # Judge
     assert ui.stack[-1].name == "pin"
+    ui.up_ms = 5000                                       # board time: the lockout's clock
     for i in range(PIN_TRIES):
         _keys(ui, MIN, "9", "9", "ok")
-    assert ui.locked_ms(MIN) == 60000
-    _keys(ui, MIN + 1, "1", "1", "1", "1", "ok")          # right PIN, but locked
-    assert ui.stack[-1].name == "pin"
+    assert ui.locked_ms() == 60000 and ui.lock_state() == (0, 1, 60000)
+    ui.up_ms += 1
+    _keys(ui, 2 * MIN + 1, "1", "1", "1", "1", "ok")      # right PIN, but locked: a minute of
+    assert ui.stack[-1].name == "pin"                     # round time does not count
     assert build(ui, MIN + 1).lines[0].startswith("Locked")
+    ui.up_ms += 60000
     _keys(ui, 2 * MIN + 1, "1", "1", "1", "1", "ok")      # floor judge
     s = build(ui, 2 * MIN + 1)
     assert s.title == "Floor judge" and s.lines[0] == "Penalty"

@@ -55,6 +55,10 @@ class Ui:
         self.paused_at = None           # desk pause: when, or None
         self.extend_ok = False          # the organiser's rule set allows judge extensions
         self.judge_called = False       # a player asked for a judge; a judge's PIN clears it
+        # PIN lockouts run on board time (ms since boot, `up_ms`, which the app keeps set):
+        # round time stands still before a round and starts again at each. The app keeps
+        # lock_state() on flash, so pulling the power gives no fresh tries.
+        self.up_ms = 0
         self.pin_wrong = 0
         self.locked_until = 0
         self.lockouts = 0
@@ -197,12 +201,22 @@ class Ui:
 
     # --- judge credentials ------------------------------------------------------------
 
-    def locked_ms(self, now_ms):
-        return self.locked_until - now_ms if now_ms < self.locked_until else 0
+    def locked_ms(self):
+        """How long the judge PIN stays locked, in ms (0: open)."""
+        return self.locked_until - self.up_ms if self.up_ms < self.locked_until else 0
 
-    def check_pin(self, pin, now_ms):
+    def lock_state(self):
+        """(wrong PINs since the last lockout, lockouts so far, ms still locked)."""
+        return self.pin_wrong, self.lockouts, self.locked_ms()
+
+    def restore_lock(self, wrong, lockouts, locked_ms):
+        """lock_state() as saved before a reboot: the lockout runs on from now."""
+        self.pin_wrong, self.lockouts = wrong, lockouts
+        self.locked_until = self.up_ms + locked_ms
+
+    def check_pin(self, pin):
         """'head', 'floor' or None. Wrong PINs count towards a lockout that doubles."""
-        if self.locked_ms(now_ms):
+        if self.locked_ms():
             return None
         for role in ("head", "floor"):
             if self.pins.get(role) and pin == self.pins[role]:
@@ -212,7 +226,7 @@ class Ui:
         self.pin_wrong += 1
         if self.pin_wrong >= PIN_TRIES:
             self.pin_wrong = 0
-            self.locked_until = now_ms + (LOCKOUT_MS << self.lockouts)
+            self.locked_until = self.up_ms + (LOCKOUT_MS << self.lockouts)
             self.lockouts += 1
         return None
 
@@ -411,8 +425,7 @@ class Pin:
         self.cur = 0
 
     def key(self, ui, k):
-        now = ui.now_ms
-        if ui.locked_ms(now):
+        if ui.locked_ms():
             if k in ("back", "b"):
                 ui.pop()
             return
@@ -424,11 +437,11 @@ class Pin:
             self.digits += str(self.cur)
             self.cur = 0
         elif k in ("ok", "menu"):
-            role = ui.check_pin(self.digits, now)
+            role = ui.check_pin(self.digits)
             self.digits = ""
             if role is None:
-                ui.say(ui.t("pin_wrong", PIN_TRIES - ui.pin_wrong) if not ui.locked_ms(now)
-                       else ui.t("locked", ui.locked_ms(now) // 1000))
+                ui.say(ui.t("pin_wrong", PIN_TRIES - ui.pin_wrong) if not ui.locked_ms()
+                       else ui.t("locked", ui.locked_ms() // 1000))
                 ui.alert(1, 0)
                 return
             ui.pop()

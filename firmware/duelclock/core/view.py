@@ -152,7 +152,7 @@ def _body(s, ui, m, frame, now_ms):
         s.title = frame.title
         s.lines = [str(frame.value)]
     elif name == "pin":
-        locked = ui.locked_ms(now_ms)
+        locked = ui.locked_ms()
         s.title = ui.t("pin")
         s.lines = [ui.t("locked", locked // 1000) if locked else "*" * len(frame.digits) + "_",
                    "" if locked or frame.digits == "" and frame.cur == 0 else str(frame.cur)]
