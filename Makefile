@@ -13,7 +13,7 @@ DEBS := xfonts-unifont mosquitto mosquitto-clients chromium
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 export DUELCLOCK_SHARED := $(SHARED)
 
-.PHONY: all setup test demo bench clean
+.PHONY: all setup test demo bench soak clean
 
 all: test
 
@@ -46,6 +46,15 @@ demo: setup
 
 bench: setup
 	$(PY) tests/bench/run.py
+
+# The fault-injection suite's long form (issue 7): about 95 minutes; atheris for the fuzzers.
+SOAK_STAMP := $(VENV)/.soak-$(shell cksum < pyproject.toml | cut -d' ' -f1)
+$(SOAK_STAMP): | $(STAMP)
+	$(PY) -m pip install -q --disable-pip-version-check -e '.[dev,soak]'
+	touch $@
+
+soak: setup $(SOAK_STAMP)
+	$(PY) tests/faults/soak.py $(SOAK_ARGS)
 
 clean:
 	rm -rf $(VENV) out .pytest_cache .hypothesis $(FONT) firmware/duelclock/font_ko.bdf
