@@ -65,19 +65,20 @@ class Room:
             self.broker = Mosquitto()
         for n, link, ppm in self._plan:
             t = SimTable(n, self.dir, key_hex, speed=self.speed, ppm=ppm, link=link,
-                         broker=self.broker.url if self.broker else None, event=self.event,
-                         size=self.size)
+                         broker=self.table_broker(n) if self.broker else None,
+                         event=self.event, size=self.size)
             t.start()
             self.tables[n] = t
 
     def start_desk(self):
-        args = [DUELCLOCK, "desk", "--key", self.key_file, "--store", self.store,
-                "--event", self.event, "--http-port", "0", "--speed", repr(self.speed),
-                "--broker", self.broker.url if self.broker else "off"]
+        args = self.desk_command() + [
+            "desk", "--key", self.key_file, "--store", self.store, "--event", self.event,
+            "--http-port", "0", "--speed", repr(self.speed),
+            "--broker", self.broker.url if self.broker else "off"]
         for t in self.tables.values():
             if t.link == "serial":
                 args += ["--link", t.serial_url]
-        log = open(os.path.join(self.dir, "desk.log"), "w")
+        log = open(os.path.join(self.dir, "desk.log"), "a")
         self.desk = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=log, text=True)
         line = self.desk.stdout.readline()          # "duelclock desk: ... http://127.0.0.1:PORT, ..."
         if "http://" not in line:
@@ -108,6 +109,31 @@ class Room:
                 self.desk.kill()
         if self.broker is not None:
             self.broker.stop()
+
+    # --- fault hooks (tests/faults) ------------------------------------------------------
+
+    def table_broker(self, n):
+        """The broker URL table n connects to: the broker itself; a fault test may put a
+        proxy in front of one table (its Wi-Fi)."""
+        return self.broker.url
+
+    def desk_command(self):
+        """The program the desk runs as: `duelclock`; a fault test may wrap it."""
+        return [DUELCLOCK]
+
+    def kill_desk(self):
+        """The desk machine's process dies (SIGKILL): no goodbye, no last commit."""
+        self.desk.kill()
+        self.desk.wait()
+
+    def kill_broker(self):
+        """mosquitto dies (SIGKILL): every MQTT client loses it at once."""
+        self.broker.kill()
+
+    def restart_broker(self):
+        """mosquitto again on the same port (nothing persisted: retained and queued
+        messages are gone, as after a crash)."""
+        self.broker = Mosquitto(port=self.broker.port)
 
     # --- the desk -----------------------------------------------------------------------
 

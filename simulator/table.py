@@ -177,6 +177,35 @@ class SimTable:
                 except OSError:
                     pass
 
+    # --- fault hooks (tests/faults) -------------------------------------------------------
+
+    def cut_link(self):
+        """Unplug the desk's cable: its connection closes and the port takes no new one
+        until restore_link(). The table runs on; what it writes meanwhile is lost."""
+        srv, self._serial_srv = self._serial_srv, None
+        try:
+            srv.shutdown(socket.SHUT_RDWR)      # wakes the accept() waiting on it (Linux)
+        except OSError:
+            pass
+        srv.close()
+        with self._lock:
+            desk, self._desk = self._desk, None
+        if desk is not None:
+            try:
+                desk.shutdown(socket.SHUT_RDWR)     # a FIN now, though _pump_in is in recv
+            except OSError:
+                pass
+            desk.close()
+
+    def restore_link(self):
+        """Plug it back: the same port listens again for the desk."""
+        srv = socket.socket()
+        srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        srv.bind(("127.0.0.1", self.serial_port))
+        srv.listen(1)
+        self._serial_srv = srv
+        threading.Thread(target=self._accept_desk, daemon=True).start()
+
 
 def wait_for(predicate, timeout_s, step_s=0.05):
     end = time.monotonic() + timeout_s

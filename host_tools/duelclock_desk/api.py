@@ -91,6 +91,7 @@ class Service:
         self.token = dashboard.new_token() if lan else None
         self._tasks = []
         self._runner = None
+        self._mark = None
 
     async def start(self):
         store = Store(self.store_path)
@@ -110,6 +111,13 @@ class Service:
             store.close()
             raise
         clock = DeskClock(event["epoch_unix_ms"], self.speed)
+        # Desk time goes on from the last run's mark, not from the wall clock (DeskClock).
+        # A bench's shared clock (tests/bench/desk_child.py) keeps its own time: no mark.
+        self._mark = getattr(clock, "mark", None)
+        if self._mark is not None:
+            clock.resume(store.clock_mark())
+            store.set_clock_mark(self._mark())
+            store.commit()
         self.desk = Desk(store, self.key, event, clock, links, self._changed)
         queue = asyncio.Queue()
         sink = ThreadSink(clock, asyncio.get_running_loop(), queue)
@@ -153,7 +161,9 @@ class Service:
     async def _tick(self):
         while True:
             await asyncio.sleep(TICK_S)
-            self.desk.tick()
+            if self._mark is not None:
+                self.desk.store.set_clock_mark(self._mark())
+            self.desk.tick()                 # commits
 
     def _changed(self, kind, data):
         if kind == "table":

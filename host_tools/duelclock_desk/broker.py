@@ -88,6 +88,13 @@ class Mosquitto:
                 time.sleep(0.02)
         raise BrokerError("mosquitto did not listen on port %d" % self.port)
 
+    def kill(self):
+        """End it as a crash would (SIGKILL: no will, nothing flushed), then clean up."""
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        self.stop()
+
     def stop(self):
         if self.proc.poll() is None:
             self.proc.terminate()

@@ -22,6 +22,8 @@ What lives here, table by table:
              replay verdict and whether it matches (verified: ok/mismatch/incomplete).
   penalties  the penalties in force in the replayed record.
   audit      every command: who, what, when, outcome.
+  clock      one row: the desk clock's last mark (machine boot id, monotonic ms, desk ms),
+             so a restarted desk carries desk time on without a step (desk.DeskClock).
 """
 import csv
 import io
@@ -61,6 +63,9 @@ CREATE TABLE IF NOT EXISTS penalties (
 CREATE TABLE IF NOT EXISTS audit (
     id INTEGER PRIMARY KEY, unix_ms INTEGER NOT NULL, desk_ms INTEGER NOT NULL,
     who TEXT NOT NULL, command TEXT NOT NULL, args TEXT NOT NULL, outcome TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS clock (
+    id INTEGER PRIMARY KEY CHECK (id = 1), boot_id TEXT, mono_ms INTEGER NOT NULL,
+    desk_ms INTEGER NOT NULL);
 """
 
 CSV_COLUMNS = ("table", "round", "player_a", "player_b", "result", "wins_a", "wins_b",
@@ -129,6 +134,16 @@ class Store:
         self.db.execute("UPDATE event SET boot = boot + 1")
         self.db.commit()
         return self.event()
+
+    # --- the desk clock's mark -------------------------------------------------------------
+
+    def clock_mark(self):
+        """(boot id, monotonic ms, desk ms) last marked, or None."""
+        row = self._one("SELECT boot_id, mono_ms, desk_ms FROM clock")
+        return tuple(row) if row else None
+
+    def set_clock_mark(self, mark):
+        self.db.execute("INSERT OR REPLACE INTO clock VALUES (1, ?, ?, ?)", tuple(mark))
 
     # --- tables -----------------------------------------------------------------------------
 
