@@ -308,7 +308,8 @@ class Table:
         if m is None or self.total == 0:
             return
         if self.sent > self.acked and now - self.sent_at > RESEND_MS:
-            self.sent = self.acked                      # no ack came: send again
+            self.sent = self.acked                      # no ack came: send again,
+            self.result_sent = False                    # the result too (the desk acks it)
         if self.sent < self.total:
             self._send_record(m.round_no, now)
         if m.over and not self.result_sent and self.sent >= self.total:
