@@ -41,13 +41,16 @@ def test_rows_keep_amounts_totals_turns_and_who_entered_them():
     assert ("fix", 410000, 2, "A", "A", 7000, 7200) in duel.rows
 
 
+# Time called in duel 2 (duel 1 lost without play): time, extra turn, sudden death.
+TIME_RECORD = ('{"t":0,"ev":"round_start","round":1,"kind":"swiss"}',
+               '{"t":1,"ev":"penalty","p":"A","kind":"duel_loss","code":"deck_size"}',
+               '{"t":2,"ev":"duel_start","first":"A"}',
+               '{"t":2700000,"ev":"turn_end"}',
+               '{"t":2700001,"ev":"turn_end"}')
+
+
 def test_time_markers_and_a_duel_lost_without_play():
-    lines = ('{"t":0,"ev":"round_start","round":1,"kind":"swiss"}',
-             '{"t":1,"ev":"penalty","p":"A","kind":"duel_loss","code":"deck_size"}',
-             '{"t":2,"ev":"duel_start","first":"A"}',
-             '{"t":2700000,"ev":"turn_end"}',
-             '{"t":2700001,"ev":"turn_end"}')
-    r, s = _sheet(lines)
+    r, s = _sheet(TIME_RECORD)
     titles = [(sec.no, sec.played) for sec in s.sections]
     assert titles == [(0, True), (1, False), (2, True)]
     marks = [row[2] for row in s.sections[2].rows if row[0] == "mark"]

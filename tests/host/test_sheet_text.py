@@ -1,7 +1,7 @@
 # The written-style sheet as the desk prints it (host_tools/duelclock_desk/sheet_text.py).
 from duelclock_desk.sheet_text import render_text
 
-from tests.core.test_sheet import RECORD, _sheet
+from tests.core.test_sheet import RECORD, TIME_RECORD, _sheet
 
 
 def test_text_sheet_marks_taken_back_lines_long_turns_and_fixes():
@@ -16,14 +16,8 @@ def test_text_sheet_marks_taken_back_lines_long_turns_and_fixes():
     assert "DUEL OVER: A wins (LP 0)" in text
 
 
-
 def test_text_of_time_markers_and_a_duel_lost_without_play():
-    lines = ('{"t":0,"ev":"round_start","round":1,"kind":"swiss"}',
-             '{"t":1,"ev":"penalty","p":"A","kind":"duel_loss","code":"deck_size"}',
-             '{"t":2,"ev":"duel_start","first":"A"}',
-             '{"t":2700000,"ev":"turn_end"}',
-             '{"t":2700001,"ev":"turn_end"}')
-    r, s = _sheet(lines)
+    r, s = _sheet(TIME_RECORD)
     text = render_text(s)
     assert "TIME CALLED" in text and "EXTRA TURN 1/1" in text and "SUDDEN DEATH" in text
     assert "Duel 1 - not played" in text
