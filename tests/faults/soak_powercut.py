@@ -137,7 +137,7 @@ def _metrics(s, clock):
     yield metric("powercut_state_mismatches", s["state_mismatches"], "reboots", 0, exact=True)
     if clock:
         worst = max(c["clock_error_ms"] for c in clock)
-        yield metric("recovery_clock_error_ms", worst, "ms", CLOCK_BUDGET_MS,
+        yield metric("recovery_clock_error_powercut_ms", worst, "ms", CLOCK_BUDGET_MS,
                      note="worst of %d cuts on the simulator at 1x" % len(clock))
         ok = sum(1 for c in clock if c["same_state"] and c["clock_error_ms"] <= CLOCK_BUDGET_MS)
         yield metric("faults_survived_powercut", ok, "cuts", len(clock), exact=True)
