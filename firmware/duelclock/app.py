@@ -43,15 +43,15 @@ def load_config(root):
 
 
 def next_boot(root):
-    """The boot counter (wire seqs stay above all sent before): read, raise, write back."""
+    """The boot counter (wire seqs stay above all sent before): read, raise, write back.
+    On a full flash the raised count still serves this boot (the write is retried next)."""
     path = root + "/boot"
     try:
         with open(path) as f:
             boot = int(f.read()) + 1
     except (OSError, ValueError):
         boot = 1
-    with open(path, "w") as f:
-        f.write(str(boot))
+    _write_small(path, str(boot))
     return boot
 
 

@@ -6,7 +6,7 @@ three old matches the desk never collected and other files, 12 KB left. The roun
 entries fill it: the desk's status (API and CLI) shows "journal full", the table takes
 further entries (held in RAM, sent to the desk: the desk's store holds every event), and
 the old matches are all still on the flash afterwards, untouched. (The on-screen text
-is app.JOURNAL_FULL_TEXT, shown by Table.frame while journal_full is set.)"""
+is lang.py's flash_full, shown by Table.frame while journal_full is set.)"""
 import json
 import os
 import subprocess
@@ -74,6 +74,14 @@ def test_full_flash_tells_the_desk_keeps_the_match_and_the_old_records(tmp_path)
         finally:
             store.close()
         assert "journal full" in _view(room)["alerts"]
+        # A power cut while full: the table boots on the full flash, is heard and synced
+        # again, and shows what its flash holds: B's -500, held in RAM, is gone from the
+        # table (the desk has it; the paper record is the players').
+        table.power_cut()
+        table.start()
+        assert wait_for(lambda: _view(room)["lp"]["B"] == 8000 and _view(room)["round"] == 1
+                        and _view(room)["sync_age_ms"] is not None, 30), _view(room)
+        assert table.alive
     finally:
         room.stop()
     after = _flash(image, "count")
