@@ -15,8 +15,9 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from duelclock.core import wire
 from duelclock.core.jsonio import MAX_DEPTH, strict_json
 from tests.faults import upy_fuzz
-from tests.faults.soak_fuzz import (KeysTarget, UiTarget, gen_input, run_corpus_upy,
-                                    POOL, Tally, random_loop)
+from tests.faults.fuzz_inputs import POOL, gen_input
+from tests.faults.fuzz_targets import KeysTarget, UiTarget
+from tests.faults.soak_fuzz import Tally, random_loop, run_corpus_upy
 from tests.faults.upy_fuzz import run_one
 
 FAST = settings(max_examples=150, deadline=None, derandomize=True,
