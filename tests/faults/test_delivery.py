@@ -26,6 +26,7 @@ from duelclock_desk.api import Service
 from duelclock_desk.broker import Mosquitto
 from tests.faults.netkit import MqttPackets, Proxy, stored_rows
 from tests.host.fake_table import FakeTable
+from tests.host.waits import until
 
 KEY = bytes(range(32))
 EVENT = "delivery"
@@ -68,13 +69,6 @@ def result_line(t):
     return t.enc.build("result", {"round": 1, "result": t.result["result"],
                                   "wins": t.result["wins"], "events": len(t.record)})
 
-
-async def until(cond, timeout_s=15.0, what="condition"):
-    end = time.monotonic() + timeout_s
-    while not cond():
-        if time.monotonic() > end:
-            raise AssertionError("timed out waiting for " + what)
-        await asyncio.sleep(0.02)
 
 
 def run_service(svc, scenario):

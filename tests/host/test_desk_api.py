@@ -2,22 +2,15 @@
 refusals as 400 with a reason, the server-sent events feed, the results CSV."""
 import asyncio
 import json
-import time
 
 import aiohttp
 
 from duelclock_desk.api import Service
 from tests.host.fake_table import FakeTable, StreamTables, short_match
+from tests.host.waits import until
 
 KEY = bytes(range(32))
 
-
-async def until(cond, timeout_s=10.0, what="condition"):
-    end = time.monotonic() + timeout_s
-    while not cond():
-        if time.monotonic() > end:
-            raise AssertionError("timed out waiting for " + what)
-        await asyncio.sleep(0.02)
 
 
 async def next_event(stream, kind, match):

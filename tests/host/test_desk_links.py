@@ -2,7 +2,6 @@
 (socket:// URL), both through SerialLink and pyserial's serial_for_url, at the same time."""
 import asyncio
 import json
-import time
 import urllib.request
 
 import pytest
@@ -12,16 +11,10 @@ from duelclock_desk.api import Service
 from duelclock_desk.links import Framer, MqttLink, SerialLink, open_link
 from duelclock_desk.store import Store
 from tests.host.fake_table import FakeTable, StreamTables, short_match
+from tests.host.waits import until
 
 KEY = bytes(range(32))
 
-
-async def until(cond, timeout_s=10.0, what="condition"):
-    end = time.monotonic() + timeout_s
-    while not cond():
-        if time.monotonic() > end:
-            raise AssertionError("timed out waiting for " + what)
-        await asyncio.sleep(0.02)
 
 
 def test_framer_cuts_long_lines_and_joins_chunks():

@@ -13,6 +13,7 @@ from duelclock.core.wire import SEQ_BOOT, Encoder
 from duelclock_desk.api import Service
 from duelclock_desk.broker import Mosquitto
 from tests.host.fake_table import FakeTable, MqttTables, short_match
+from tests.host.waits import until
 
 KEY = bytes(range(32))
 EVENT = "test"
@@ -20,13 +21,6 @@ pytestmark = pytest.mark.skipif(
     shutil.which("mosquitto") is None and not os.access("/usr/sbin/mosquitto", os.X_OK),
     reason="mosquitto is not installed (apt-get install -y mosquitto)")
 
-
-async def until(cond, timeout_s=10.0, what="condition"):
-    end = time.monotonic() + timeout_s
-    while not cond():
-        if time.monotonic() > end:
-            raise AssertionError("timed out waiting for " + what)
-        await asyncio.sleep(0.01)
 
 
 def client(url, name):
