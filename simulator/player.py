@@ -82,12 +82,18 @@ def keys_for(ev, m):
     return []                                   # tick: time passes by itself
 
 
-def plan(events):
-    """[(round ms, [intents])] for a script (its round_start first, which the desk sends)."""
+def steps(events):
+    """[(round ms, event, [intents])]: the events of a script (its round_start first, which
+    the desk sends) that players make by keys, in order, each with its key presses."""
     m = Match(events[0])
     out = []
     for ev in events[1:]:
         keys = keys_for(ev, m)
         if m.apply(ev) is None and keys:
-            out.append((ev["t"], keys))
+            out.append((ev["t"], ev, keys))
     return out
+
+
+def plan(events):
+    """[(round ms, [intents])] for a script: what the players press, and when."""
+    return [(t, keys) for t, _, keys in steps(events)]

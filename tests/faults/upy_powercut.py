@@ -35,7 +35,7 @@ from duelclock.app import Table
 from duelclock.core.jsonio import dumps_event
 from duelclock.core.match import Match
 from duelclock.core.record import parse_line
-from player import keys_for
+from player import keys_for, steps
 from ramdisk import RAMDisk, EIO, _copy_in
 
 MOUNT = "/flash"
@@ -102,7 +102,7 @@ class Run:
         random.seed(seed)
         self.rng = random
         self.start = script[0]
-        self.steps = _steps(script)
+        self.steps = [(t, ev) for t, ev, _ in steps(script)]
         self.disk = CutDisk(blocks, self.rng)
         self.disk.mount(MOUNT, format=True)
         cfg = open(MOUNT + "/duelclock.json", "w")
@@ -315,17 +315,6 @@ class _Report:
             self.torn += 1
         else:
             self.corrupt += 1
-
-
-def _steps(script):
-    """[(t, event)]: the events players make by keys, each confirmed by its last key."""
-    m = Match(script[0])
-    out = []
-    for ev in script[1:]:
-        keys = keys_for(ev, m)
-        if m.apply(ev) is None and keys:
-            out.append((ev["t"], ev))
-    return out
 
 
 def main(argv):
