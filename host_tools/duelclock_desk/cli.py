@@ -213,6 +213,18 @@ def do_deploy(a):
     return deploy.run(a)
 
 
+def _args_pull(p):
+    p.add_argument("--port", required=True, help="the table: /dev/ttyACM0, socket://HOST:PORT")
+    p.add_argument("--board", required=True, help="a folder of boards/: RPI_PICO_W, SIM, ...")
+    p.add_argument("--out", metavar="DIR", help="where the record files go (default: here)")
+    p.add_argument("--all", action="store_true", help="the collected matches too")
+
+
+def do_pull(a):
+    from duelclock_desk import pull
+    return pull.run(a)
+
+
 def _args_sim(p):
     p.add_argument("--tables", type=int, default=4)
     p.add_argument("--mqtt", type=int, default=0, help="how many of them on MQTT")
@@ -245,6 +257,7 @@ COMMANDS = {
     "export": (do_export, _args_export, "results for the tournament software"),
     "keygen": (do_keygen, _args_keygen, "make a new event key file"),
     "deploy": (do_deploy, _args_deploy, "put firmware, board file and config on a board; check"),
+    "pull": (do_pull, _args_pull, "copy the records the desk never collected off a table (USB)"),
 }
 
 

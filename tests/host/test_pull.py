@@ -1,0 +1,86 @@
+"""`duelclock pull`: a match the desk never collected, copied off a table's flash over the
+real mpremote transport (simulator/bridge.py: the MicroPython unix port with boards/SIM
+behind a socket, its littlefs flash image holding the journal)."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from simulator.bridge import Bridge
+from tests.host.upy import ROOT, UPY, upy_path
+
+MATCH = os.path.join(ROOT, "simulator", "matches", "timeout_extra_duel.jsonl")
+
+# Run on the table's flash: match 1 the full record of MATCH, never collected; match 2 a
+# short one the desk collected; the last record of match 1 is torn (a cut mid-append).
+MAKE_JOURNAL = """
+import json, board
+from duelclock.journal import Journal
+j = Journal(board.FS_PREFIX + 'journal')
+lines = [json.loads(l) for l in open(%r) if l.strip()]
+j.start_match(lines[0])
+for ev in lines[1:]:
+    j.append(ev)
+f = open(board.FS_PREFIX + 'journal/m1.jsonl', 'ab')
+f.write(b'{"t": 1, "ev": "tu')
+f.close()
+j.start_match({"t": 0, "ev": "round_start", "round": 9, "kind": "swiss"})
+j.append({"t": 1000, "ev": "duel_start", "first": "A"})
+j.mark_collected(2)
+f = open(board.FS_PREFIX + 'duelclock.json', 'w')
+f.write(json.dumps({"table": 17}))
+f.close()
+"""
+
+
+@pytest.fixture
+def table_flash(tmp_path):
+    image = str(tmp_path / "flash.img")
+    r = subprocess.run([UPY, "-c", MAKE_JOURNAL % MATCH], capture_output=True, text=True,
+                       cwd=ROOT, timeout=60,
+                       env=dict(os.environ, DUELCLOCK_SIM_FLASH=image,
+                                MICROPYPATH=upy_path("boards/SIM")))
+    assert r.returncode == 0, r.stdout + r.stderr
+    return image
+
+
+def pull(port, out, *more):
+    return subprocess.run([sys.executable, "-m", "duelclock_desk.cli", "pull", "--port", port,
+                           "--board", "SIM", "--out", out] + list(more),
+                          capture_output=True, text=True, timeout=120, cwd=ROOT)
+
+
+def test_pull_copies_the_uncollected_match_and_replays_it(table_flash, tmp_path):
+    out = str(tmp_path / "pulled")
+    b = Bridge(table_flash, tcp_port=0).start()
+    try:
+        r = pull(b.url, out)
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert sorted(os.listdir(out)) == ["t17_r3_m1.jsonl"]
+        with open(MATCH) as f:
+            want = [json.loads(l) for l in f if l.strip()]
+        with open(os.path.join(out, "t17_r3_m1.jsonl")) as f:
+            got = [json.loads(l) for l in f]
+        assert got == want                              # every event; the torn one left out
+        assert "1 left out (line %d torn)" % (len(want) + 1) in r.stdout
+        verdict = subprocess.run([sys.executable, "-m", "duelclock_desk.cli", "replay", MATCH],
+                                 capture_output=True, text=True, cwd=ROOT).stdout.strip()
+        assert "verdict " + verdict in r.stdout         # what `duelclock replay` prints
+
+        r = pull(b.url, out, "--all")                   # the collected one too, when asked
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert sorted(os.listdir(out)) == ["t17_r3_m1.jsonl", "t17_r9_m2.jsonl"]
+        assert "(collected already)" in r.stdout
+    finally:
+        b.close()
+
+
+def test_pull_from_a_board_without_a_journal_says_so(tmp_path):
+    b = Bridge(str(tmp_path / "empty.img"), tcp_port=0).start()
+    try:
+        r = pull(b.url, str(tmp_path / "pulled"))
+    finally:
+        b.close()
+    assert r.returncode != 0 and "no journal on the board" in r.stderr
