@@ -206,6 +206,7 @@ POSTS = (
     ("/api/extend", "extend", ("table", "ms")),
     ("/api/rules", "rules", ("name", "settings", "tables")),
     ("/api/collect", "collect", ("round",)),
+    ("/api/import", "import", ("table", "round", "events")),
 )
 
 

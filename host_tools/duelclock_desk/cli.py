@@ -218,6 +218,9 @@ def _args_pull(p):
     p.add_argument("--board", required=True, help="a folder of boards/: RPI_PICO_W, SIM, ...")
     p.add_argument("--out", metavar="DIR", help="where the record files go (default: here)")
     p.add_argument("--all", action="store_true", help="the collected matches too")
+    p.add_argument("--import", dest="do_import", action="store_true",
+                   help="hand each uncollected match to the desk, then mark it collected")
+    client.add_desk_arg(p)
 
 
 def do_pull(a):

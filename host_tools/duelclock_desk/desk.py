@@ -290,7 +290,9 @@ class Desk:
         if ok:
             self.store.commit()                    # stored for good before the table forgets
             self._ack(tbl, round_no, n)
-        self.on_change("table", self.table_view(tbl))
+        view = self.table_view(tbl)
+        if view is not None:                       # an imported record's table may be unheard
+            self.on_change("table", view)
 
     def _ack(self, tbl, round_no, events):
         self._send_to(tbl, "ack", {"round": round_no, "events": events})
@@ -388,8 +390,9 @@ class Desk:
     # --- judges' commands -------------------------------------------------------------------
 
     def run(self, who, name, args):
-        """Carry out command `name` (start_round, pause, resume, extend, rules, collect) with
-        keyword `args`, audited; its result, or CommandError (audited as refused)."""
+        """Carry out command `name` (start_round, pause, resume, extend, rules, collect,
+        import) with keyword `args`, audited; its result, or CommandError (audited as
+        refused)."""
         try:
             out = getattr(self, "cmd_" + name)(**args)
         except ValueError as e:        # CommandError, or a field the Encoder refused
@@ -492,6 +495,32 @@ class Desk:
         have = {res["tbl"] for res in results}
         missing = [t for t in self._round_tables(r) if t not in have]
         return {"round": r["round"], "results": by, "missing": missing}
+
+    def cmd_import(self, table, round, events):
+        """A record copied off a table over USB (duelclock pull --import): the match its
+        next round stranded before the desk had it. Stored as if the table had sent it
+        (events the desk holds already stay as they are); a finished match's result is its
+        record's replay, as the table would have reported it, verified as any other. The
+        audit names who brought it."""
+        if type(table) is not int or type(round) is not int or table < 1 or round < 0:
+            raise CommandError("table and round are numbers")
+        if type(events) is not list or not events or len(events) > MAX_RECORD_EVENTS:
+            raise CommandError("events: a list of 1 to %d events" % MAX_RECORD_EVENTS)
+        try:
+            verdict, _, rec_round = replay_events(events)
+        except RecordError as e:
+            raise CommandError(str(e))
+        if rec_round != round:
+            raise CommandError("the record is of round %d, not %d" % (rec_round, round))
+        self.store.add_events(table, round, 0, events, len(events))
+        if verdict["result"] != "pending":
+            self.store.report_result(table, round, {"result": verdict["result"],
+                                                    "wins": verdict["wins"],
+                                                    "events": len(events)}, self.now_ms())
+            self._verify(table, round)
+        r = self.store.result(table, round)
+        return {"table": table, "round": round, "events": self.store.event_count(table, round),
+                "result": r["result"], "verified": r["verified"]}
 
     def _round_tables(self, r):
         if r["tables"] is not None:

@@ -1,5 +1,5 @@
-"""`duelclock pull --port PORT --board BOARD [--out DIR] [--all]`: a table's match records
-copied off its flash over USB, for the match the desk never collected.
+"""`duelclock pull --port PORT --board BOARD [--out DIR] [--all] [--import]`: a table's match
+records copied off its flash over USB, for the match the desk never collected.
 
 A table sends the desk the record of its current match only. When it was off or unlinked
 at the end of a round and its next round reached it before the desk had verified the
@@ -12,7 +12,13 @@ Each match the desk has not collected (`--all`: every match) is written to DIR a
 t<TABLE>_r<ROUND>_m<ID>.jsonl, one event a line, read the way the table reads its journal
 (duelclock.journal: a torn or damaged record is left out, and said), and replayed: its
 verdict is printed as `duelclock replay` prints it, for the scorekeeper and `duelclock
-sheet FILE`."""
+sheet FILE`.
+
+--import hands each pulled match to the running desk (its import command: stored and
+verified as if the table had sent it, audited); once the desk holds it, the match is marked
+collected on the table (its .got mark: the bytes the desk has, journal.py's layout), so the
+table's journal may rotate it away. The one write pull makes, and only after the desk said
+it has the record."""
 import json
 import os
 import tempfile
@@ -20,6 +26,7 @@ import tempfile
 from duelclock.core.record import RecordError
 from duelclock.journal import Journal, Recovery
 from duelclock.replay import replay_file
+from duelclock_desk import client
 from duelclock_desk.client import CliError
 from duelclock_desk.deploy import Board, Layout
 
@@ -77,15 +84,34 @@ def run(a):
         with tempfile.TemporaryDirectory() as tmp:
             copy_journal(board, (at.root or "") + "/journal", tmp)
             journal = Journal(tmp)
-            wanted = [(mid, got) for mid, _, got in journal.matches() if a.all or not got]
+            wanted = [(mid, size, got) for mid, size, got in journal.matches()
+                      if a.all or not got]
             print("table %s on %s: %d match(es) on its flash, %d to pull" % (
                 table, a.port, len(journal.matches()), len(wanted)))
-            for mid, got in wanted:
+            for mid, size, got in wanted:
                 path, round_no, report = write_match(journal, mid, table, out_dir)
                 _show(path, round_no, report, got)
+                if a.do_import and not got:
+                    _import(a, board, table, round_no, path, mid, size, at)
     finally:
         board.close()
     return 0
+
+
+def _import(a, board, table, round_no, path, match_id, size_bytes, at):
+    """The pulled record to the desk; when it holds every event, the match is marked
+    collected on the table (the first size_bytes of its file: what was pulled)."""
+    if type(table) is not int or type(round_no) is not int:
+        print("    not imported: no table number or round in the record")
+        return
+    with open(path) as f:
+        events = [json.loads(line) for line in f]
+    out = client.api(a, "/api/import", {"table": table, "round": round_no, "events": events})
+    print("    imported: the desk holds %d events, result %s, verified %s" % (
+        out["events"], out["result"], out["verified"]))
+    if out["events"] >= len(events):
+        board.write("%s/journal/m%d.got" % (at.root, match_id), b"%d" % size_bytes)
+        print("    marked collected on the table")
 
 
 def _show(path, round_no, report, collected):

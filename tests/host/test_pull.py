@@ -84,3 +84,33 @@ def test_pull_from_a_board_without_a_journal_says_so(tmp_path):
     finally:
         b.close()
     assert r.returncode != 0 and "no journal on the board" in r.stderr
+
+
+def test_pull_import_hands_the_match_to_the_desk_and_marks_it_collected(table_flash, tmp_path):
+    from duelclock_desk.broker import free_port
+    from tests.host.test_desk_cli import DeskProcess
+    key = subprocess.run([sys.executable, "-m", "duelclock_desk.cli", "keygen", "--out",
+                          str(tmp_path / "key")], capture_output=True, text=True, cwd=ROOT)
+    assert key.returncode == 0, key.stderr
+    desk = DeskProcess(tmp_path, "socket://127.0.0.1:%d" % free_port())   # no table linked
+    b = Bridge(table_flash, tcp_port=0).start()
+    try:
+        start = subprocess.run([sys.executable, "-m", "duelclock_desk.cli", "round", "start",
+                                "--round", "3", "--tables", "17", "--desk", desk.url],
+                               capture_output=True, text=True, cwd=ROOT)
+        assert start.returncode == 0, start.stdout + start.stderr
+        r = pull(b.url, str(tmp_path / "pulled"), "--import", "--desk", desk.url)
+        assert r.returncode == 0, r.stdout + r.stderr
+        with open(MATCH) as f:
+            n = len([l for l in f if l.strip()])
+        assert "imported: the desk holds %d events, result B, verified ok" % n in r.stdout
+        assert "marked collected on the table" in r.stdout
+        again = pull(b.url, str(tmp_path / "again"))     # nothing left the desk lacks
+        assert "0 to pull" in again.stdout, again.stdout
+        collect = subprocess.run([sys.executable, "-m", "duelclock_desk.cli", "collect",
+                                  "--round", "3", "--desk", desk.url],
+                                 capture_output=True, text=True, cwd=ROOT)
+        assert "ok          1: 17" in collect.stdout, collect.stdout + collect.stderr
+    finally:
+        b.close()
+        desk.stop()
