@@ -101,6 +101,22 @@ def test_chord_short_and_long():
     assert r.log == [(700, "undo")]          # X held on after the chord: spent
 
 
+def test_a_chord_is_held_from_its_last_key_down():
+    # Found by the soak's fuzzer: when both keys' presses were accepted in one scan, the
+    # chord's long timer ran from the first key's, so a hold came before both keys had
+    # been down long_ms.
+    chords = {"X": ("up", None, None), "Y": ("down", None, None), "X+Y": ("both", None, "hold")}
+    held = []
+    keys = Keys(lambda: held, chords, long_ms=100, debounce_ms=50)
+    held[:] = ["X"]
+    assert list(keys.scan(0)) == []
+    held[:] = ["X", "Y"]                                 # Y down 3 ms after X
+    assert list(keys.scan(3)) == []
+    assert list(keys.scan(60)) == []                     # both accepted here: the chord
+    assert list(keys.scan(100)) == []                    # 97 ms since Y went down
+    assert list(keys.scan(103)) == ["hold"]
+
+
 def test_chord_needs_its_parts_fresh():
     r = Rig(PICO).run(("X",), 710).run(("X", "Y"), 100).run(("X",), 50).run((), 50)
     assert r.log == [(700, "up_fast"), (830, "down"), (850, "up_fast")]

@@ -123,6 +123,8 @@ class Keys:
             if self._chord_ready(c, i):
                 for p in self.parts[c]:
                     state[p] = SPENT
+                    if self.raw_ms[p] > t:      # a chord is down once its last key is
+                        t = self.raw_ms[p]
                 self._start(c, t)
                 return
         for k in range(len(state)):     # rollover: earlier presses give their short now
