@@ -530,3 +530,19 @@ def test_watch_turn_length_tardiness_and_sync_history(tmp_path):
     hist = watch.sync_history(1)
     assert hist and all(age >= 0 and err is not None for _, age, err in hist)
     assert [h[0] for h in hist] == sorted(h[0] for h in hist)
+
+
+def test_every_alert_the_desk_raises_has_its_text_in_each_language():
+    # The tiles show t('alert_' + name): an alert without a string would show its key.
+    desk_dir = os.path.dirname(dashboard.__file__)
+    raised = set()
+    for name in ("desk.py", "dashboard.py"):
+        with open(os.path.join(desk_dir, name)) as f:
+            raised |= set(re.findall(r'alerts\.append\("([a-z_ ]+)"\)', f.read()))
+    with open(os.path.join(desk_dir, "web", "i18n.js"), encoding="utf-8") as f:
+        js = f.read()
+    blocks = re.split(r"\n  (?:en|ko|id): \{", js)[1:]
+    assert len(blocks) == 3 and {"pin locked", "journal full", "judge"} <= raised
+    for block in blocks:
+        for alert in raised:
+            assert "alert_%s:" % alert.replace(" ", "_") in block, alert
