@@ -349,13 +349,20 @@ def sync_serial(b):
     if late:
         note += "; %d steps waited over %.0f s for a reply" % (late, REPLY_WAIT_S)
     sent = sum(ptys.syncs_sent.values())
-    overall, steady = _split(worst, SERIAL_STEP_MS)
-    return [metric("sync_error_serial_max_ms", steady, "ms", SERIAL_BUDGET_MS,
+    return _sync_metrics("serial", "_serial", worst, SERIAL_STEP_MS, SERIAL_BUDGET_MS,
+                         (sent + replies) / SERIAL_TABLES, note)
+
+
+def _sync_metrics(link, msgs_suffix, worst, step_ms, budget_ms, msgs_per_table, note):
+    """A sync run's three figures: the worst error once warmed up, over the whole run, and
+    sync messages per table per minute."""
+    overall, steady = _split(worst, step_ms)
+    return [metric("sync_error_%s_max_ms" % link, steady, "ms", budget_ms,
                    note=note + "; from minute %d on" % WARMUP_MIN),
-            metric("sync_error_serial_max_all_ms", overall, "ms",
+            metric("sync_error_%s_max_all_ms" % link, overall, "ms",
                    note="the same run from each table's first sync: its first minutes included"),
-            metric("sync_msgs_per_table_per_min_serial",
-                   round((sent + replies) / SERIAL_TABLES / SYNC_MINUTES, 2), "msgs",
+            metric("sync_msgs_per_table_per_min" + msgs_suffix,
+                   round(msgs_per_table / SYNC_MINUTES, 2), "msgs",
                    note="requests and replies, %d min, the first sync burst included" % SYNC_MINUTES)]
 
 
@@ -417,14 +424,8 @@ def sync_wifi(b):
                 counts["held"], counts["packets"]), SYNC_MINUTES, WIFI_STEP_MS, PPM))
     if late:
         note += "; %d steps waited over %.0f s for a reply" % (late, REPLY_WAIT_S)
-    overall, steady = _split(worst, WIFI_STEP_MS)
-    return [metric("sync_error_wifi_max_ms", steady, "ms", WIFI_BUDGET_MS,
-                   note=note + "; from minute %d on" % WARMUP_MIN),
-            metric("sync_error_wifi_max_all_ms", overall, "ms",
-                   note="the same run from each table's first sync: its first minutes included"),
-            metric("sync_msgs_per_table_per_min",
-                   round((sent + replies) / WIFI_TABLES / SYNC_MINUTES, 2), "msgs",
-                   note="requests and replies, %d min, the first sync burst included" % SYNC_MINUTES)]
+    return _sync_metrics("wifi", "", worst, WIFI_STEP_MS, WIFI_BUDGET_MS,
+                         (sent + replies) / WIFI_TABLES, note)
 
 
 # --- chrony over the same emulated link ------------------------------------------------------
