@@ -11,10 +11,11 @@
 # no fixed guideline in KR ("a penalty applies", judge's discretion), so the range is the
 # judge's to pick. One string constant rather than tuples of strings: it stays in flash on
 # a board (lang.py says why).
+from duelclock.core.lang import column, fields
+
 C, W, DL, ML, DQ, DQP = "caution", "warning", "duel_loss", "match_loss", "dq", "dq_prizes"
 KINDS = (C, W, DL, ML, DQ, DQP)
 ABBR = ("C", "W", "DL", "ML", "DQ", "DQP")         # KINDS as ROWS writes them
-LANGS = ("en", "ko", "id")
 
 ROWS = """
 deck_size|DL|DL|Deck size|덱 매수 위반|Jumlah kartu deck
@@ -61,16 +62,6 @@ DQP|DQ, prizes lost|수상 자격을 잃는 실격|Total Disqualification
 """
 
 
-def _line(text, key):
-    """The fields of the line of `text` that starts with `key`, or None."""
-    if "|" in key or "\n" in key:
-        return None
-    i = text.find("\n" + key + "|")
-    if i < 0:
-        return None
-    return text[i + 1:text.find("\n", i + 1)].split("|")
-
-
 def _kinds(field):
     if field == "-":
         return None
@@ -88,7 +79,7 @@ def rows():
 
 def guideline(code, rules="ID"):
     """Tuple of penalty kinds (usual first) for `code` under `rules`, or None."""
-    f = _line(ROWS, code)
+    f = fields(ROWS, code)
     if f is None:
         return None
     return _kinds(f[1] if rules == "KR" else f[2])
@@ -102,15 +93,11 @@ def codes(rules="ID"):
 
 def name(code, lang="en"):
     """Display name of an infraction code; an unknown code shows as itself."""
-    f = _line(ROWS, code)
+    f = fields(ROWS, code)
     if f is None:
         return code
-    return f[3 + _lang(lang)]
+    return f[2 + column(lang)]   # names start at field 3
 
 
 def kind_name(kind, lang="en"):
-    return _line(KIND_NAMES, ABBR[KINDS.index(kind)])[1 + _lang(lang)]
-
-
-def _lang(lang):
-    return LANGS.index(lang) if lang in LANGS else 0
+    return fields(KIND_NAMES, ABBR[KINDS.index(kind)])[column(lang)]

@@ -74,12 +74,28 @@ flash_full|FLASH FULL: keep a paper record, call a judge|저장 공간 가득: �
 """
 
 
+def fields(text, key):
+    """The fields of the line of `text` (a table as TEXT is: a newline first, one line per
+    key, "|" between fields) that starts with `key`, or None."""
+    if "|" in key or "\n" in key:
+        return None
+    i = text.find("\n" + key + "|")
+    if i < 0:
+        return None
+    return text[i + 1:text.find("\n", i + 1)].split("|")
+
+
+def column(lang):
+    """Which language field of such a line `lang` reads: 1 English (also for an unknown
+    language), 2 Korean, 3 Indonesian."""
+    return 1 + LANGS.index(lang) if lang in LANGS else 1
+
+
 def tr(key, lang, *args):
     """Text for `key` in `lang` (English when the language is unknown), formatted with args.
     An unknown key raises KeyError, as a missing translation must fail in tests."""
-    i = TEXT.find("\n" + key + "|")
-    if i < 0:
+    cols = fields(TEXT, key)
+    if cols is None:
         raise KeyError(key)
-    cols = TEXT[i + 1:TEXT.find("\n", i + 1)].split("|")
-    s = cols[1 + LANGS.index(lang) if lang in LANGS else 1]
+    s = cols[column(lang)]
     return s % args if args else s
