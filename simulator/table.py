@@ -208,9 +208,11 @@ class SimTable:
 
 
 def wait_for(predicate, timeout_s, step_s=0.05):
+    """predicate()'s first true value within timeout_s, else its last (false) one."""
     end = time.monotonic() + timeout_s
     while time.monotonic() < end:
-        if predicate():
-            return True
+        got = predicate()
+        if got:
+            return got
         time.sleep(step_s)
     return predicate()

@@ -27,6 +27,7 @@ for _p in (os.path.join(ROOT, "tests", "bench"), os.path.join(ROOT, "firmware"),
 
 import gen_record  # noqa: E402
 from common import metric  # noqa: E402
+from simulator.table import wait_for  # noqa: E402
 from tests.host.upy import run_upy  # noqa: E402
 
 DRIVER = os.path.join(ROOT, "tests", "faults", "upy_powercut.py")
@@ -48,16 +49,6 @@ def upy_cuts(scratch, cuts, seed=1, blocks=FLASH_BLOCKS, events=MATCH_EVENTS):
 
 # --- the simulator: a table's clock after a power cut -------------------------------------
 
-def _wait(pred, timeout_s, step_s=0.02):
-    end = time.monotonic() + timeout_s
-    while time.monotonic() < end:
-        got = pred()
-        if got:
-            return got
-        time.sleep(step_s)
-    return pred()
-
-
 def _state_row(store, tbl):
     db = sqlite3.connect("file:%s?mode=ro" % store, uri=True, timeout=5)
     try:
@@ -77,7 +68,7 @@ def _synced_state_after(room, tbl, after_ms):
         if state is not None and at > after_ms and "sync_age_ms" in state:
             return state, at
         return None
-    return _wait(got, 30)
+    return wait_for(got, 30, 0.02)
 
 
 def _clock_error_ms(room, state, at_ms):
@@ -102,8 +93,8 @@ def room_clock_cuts(workdir, cuts, tables=2):
     try:
         room.start()
         room.start_round(1, limit="45m", cap="30m")
-        _wait(lambda: all(v["round"] == 1 and v["sync_age_ms"] is not None
-                          for v in room.status()["tables"]), 30)
+        wait_for(lambda: all(v["round"] == 1 and v["sync_age_ms"] is not None
+                             for v in room.status()["tables"]), 30, 0.02)
         moves = {n: list(MOVES) for n in room.tables}
         for i in range(cuts):
             n = 1 + i % tables
