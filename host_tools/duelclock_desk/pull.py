@@ -84,10 +84,10 @@ def run(a):
         with tempfile.TemporaryDirectory() as tmp:
             copy_journal(board, (at.root or "") + "/journal", tmp)
             journal = Journal(tmp)
-            wanted = [(mid, size, got) for mid, size, got in journal.matches()
-                      if a.all or not got]
+            matches = journal.matches()
+            wanted = [m for m in matches if a.all or not m[2]]
             print("table %s on %s: %d match(es) on its flash, %d to pull" % (
-                table, a.port, len(journal.matches()), len(wanted)))
+                table, a.port, len(matches), len(wanted)))
             for mid, size, got in wanted:
                 path, round_no, report = write_match(journal, mid, table, out_dir)
                 _show(path, round_no, report, got)
