@@ -316,23 +316,24 @@ class Table:
             self.result_sent = self._send("result", {"round": m.round_no, "result": m.result,
                                                      "wins": dict(m.wins), "events": self.total})
 
-    def _events(self):
-        """The current match's events: the journal's, then those held in RAM."""
+    def _events(self, first):
+        """The current match's events from index `first` on: the journal's, then those
+        held in RAM. Only those are parsed."""
+        i = 0
         if self.match_id is not None:
             for line in self.journal.export(self.match_id):
-                yield json.loads(line)
-        for ev in self.unsaved:
+                if i >= first:
+                    yield json.loads(line)
+                i += 1
+        for ev in self.unsaved[max(0, first - i):]:
             yield ev
 
     def _send_record(self, round_no, now):
         batch = []
-        i = 0
-        for ev in self._events():
-            if i >= self.sent:
-                batch.append(ev)
-                if len(batch) == RECORD_BATCH:
-                    break
-            i += 1
+        for ev in self._events(self.sent):
+            batch.append(ev)
+            if len(batch) == RECORD_BATCH:
+                break
         if not batch:
             return
         try:
