@@ -4,19 +4,11 @@ cuts, duplicated keys, huge numbers, deep nesting, wrong types; well-signed host
 and the record parser (events, mutated alike). corpus(seed, n) is the fixed sample both
 interpreters run. Used by soak_fuzz.py and test_fuzz.py."""
 import json
-import os
 import random
-import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
-for _p in (os.path.join(ROOT, "firmware"), ROOT):
-    if _p not in sys.path:
-        sys.path.insert(0, _p)
-
-from duelclock.core import wire  # noqa: E402
-from duelclock.core.sign import encode, table_key  # noqa: E402
-from tests.faults.upy_fuzz import KEY, TBL  # noqa: E402
+from duelclock.core import wire
+from duelclock.core.sign import encode, table_key
+from tests.faults.upy_fuzz import KEY, TBL
 
 SEQ_BOOT = wire.SEQ_BOOT
 

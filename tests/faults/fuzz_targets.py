@@ -13,19 +13,14 @@ A broken invariant raises upy_fuzz.Corrupt; anything else raised is a crash."""
 import ast
 import glob
 import os
-import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
-for _p in (os.path.join(ROOT, "firmware"), ROOT):
-    if _p not in sys.path:
-        sys.path.insert(0, _p)
+from duelclock.core.jsonio import dumps_event
+from duelclock.core.keys import Keys
+from duelclock.core.replay import Replay
+from duelclock.core.ui import Ui
+from tests.faults.upy_fuzz import Corrupt
 
-from duelclock.core.jsonio import dumps_event  # noqa: E402
-from duelclock.core.keys import Keys  # noqa: E402
-from duelclock.core.replay import Replay  # noqa: E402
-from duelclock.core.ui import Ui  # noqa: E402
-from tests.faults.upy_fuzz import Corrupt  # noqa: E402
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 # --- the key handler ------------------------------------------------------------------------
