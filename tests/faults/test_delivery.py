@@ -26,7 +26,7 @@ from duelclock_desk.api import Service
 from duelclock_desk.broker import Mosquitto
 from tests.faults.netkit import MqttPackets, Proxy, stored_rows
 from tests.host.fake_table import FakeTable
-from tests.host.waits import until
+from tests.host.desk_rig import until
 
 KEY = bytes(range(32))
 EVENT = "delivery"

@@ -14,6 +14,7 @@ import pytest
 from duelclock_desk import dashboard
 from duelclock_desk.api import Service
 from tests.host.browser import CHROMIUM, compare_loosely, launch
+from tests.host.desk_rig import run_desk
 from tests.host.fake_table import FakeTable, Room, StreamTables
 
 playwright = pytest.importorskip("playwright.async_api")
@@ -77,12 +78,8 @@ def play(table, events):
 
 def test_round_from_the_page_time_called_extra_turn_sheet_csv_korean(tmp_path):
     tables = {n: FakeTable(KEY, n) for n in (1, 2, 3, 4, 5)}
-    server = StreamTables.serve_tcp(list(tables.values()))
-    svc = Service(str(tmp_path / "d.sqlite"), KEY, event="cup", links=[server.url],
-                  broker="off", http_port=0)
 
-    async def scenario():
-        await svc.start()
+    async def scenario(svc, server):
         base = "http://127.0.0.1:%d" % svc.http_port
         async with playwright.async_playwright() as pw:
             browser = await launch(pw)
@@ -221,17 +218,7 @@ def test_round_from_the_page_time_called_extra_turn_sheet_csv_korean(tmp_path):
             assert hosts == {"127.0.0.1:%d" % svc.http_port}, hosts
             await browser.close()
 
-    try:
-        asyncio.run(_stopping(svc, scenario()))
-    finally:
-        server.stop()
-
-
-async def _stopping(svc, coro):
-    try:
-        await coro
-    finally:
-        await svc.stop()
+    run_desk(tmp_path, KEY, list(tables.values()), scenario, event="cup")
 
 
 async def _all(f):
@@ -299,12 +286,8 @@ def test_contrast_formula():
 
 def test_labels_names_contrast_keyboard_and_dialog(tmp_path):
     tables = [FakeTable(KEY, 1), FakeTable(KEY, 2)]
-    server = StreamTables.serve_tcp(tables)
-    svc = Service(str(tmp_path / "d.sqlite"), KEY, links=[server.url], broker="off",
-                  http_port=0)
 
-    async def scenario():
-        await svc.start()
+    async def scenario(svc, server):
         async with playwright.async_playwright() as pw:
             browser = await launch(pw)
             page = await browser.new_page(viewport=VIEW)
@@ -380,10 +363,7 @@ def test_labels_names_contrast_keyboard_and_dialog(tmp_path):
                 '{"rules":"KR","lang":""}'
             await browser.close()
 
-    try:
-        asyncio.run(_stopping(svc, scenario()))
-    finally:
-        server.stop()
+    run_desk(tmp_path, KEY, tables, scenario)
 
 
 def test_the_room_reconnects_to_a_restarted_desk(tmp_path):

@@ -5,9 +5,8 @@ import json
 
 import aiohttp
 
-from duelclock_desk.api import Service
-from tests.host.fake_table import FakeTable, StreamTables, short_match
-from tests.host.waits import until
+from tests.host.desk_rig import run_desk, until
+from tests.host.fake_table import FakeTable, short_match
 
 KEY = bytes(range(32))
 
@@ -28,54 +27,44 @@ async def next_event(stream, kind, match):
 
 def test_api_commands_refusals_events_and_csv(tmp_path):
     tables = [FakeTable(KEY, 1), FakeTable(KEY, 2)]
-    server = StreamTables.serve_tcp(tables)
-    svc = Service(str(tmp_path / "d.sqlite"), KEY, links=[server.url], broker="off",
-                  http_port=0)
 
-    async def scenario():
-        await svc.start()
+    async def scenario(svc, server):
         base = "http://127.0.0.1:%d/api/" % svc.http_port
-        try:
-            async with aiohttp.ClientSession() as http:
-                await until(lambda: len(svc.desk.store.tables()) == 2, what="tables")
-                for path, body, why in [
-                        ("round/start", {"round": 1, "colour": "red"}, "unknown keys: colour"),
-                        ("round/start", {"round": 1, "kind": "draft"}, "kind is swiss"),
-                        ("round/start", {"round": 1, "limit_s": -5}, "bad round"),
-                        ("round/start", {"round": 1, "pairings": [[1, "x" * 65, "B"]]},
-                         "a player name is 1 to 64"),
-                        ("pause", {}, "no round is running"),
-                        ("extend", {"table": 1, "ms": 60000}, "no round is running")]:
-                    async with http.post(base + path, json=body) as r:
-                        assert r.status == 400 and why in (await r.json())["error"], (path, body)
-                async with http.post(base + "pause", data=b"[1,") as r:
-                    assert r.status == 400
-                async with http.get(base + "events") as events:
-                    async with http.post(base + "round/start",
-                                         json={"round": 1, "who": "alice"}) as r:
-                        assert r.status == 200 and (await r.json())["round"] == 1
-                    data = await asyncio.wait_for(next_event(
-                        events.content, "table", lambda d: d["round"] == 1), 10)
-                    assert data["table"] in (1, 2)
-                tables[0].play(short_match(), server.local_ms())
-                await until(lambda: tables[0].acked, what="ack")
-                async with http.get(base + "tables/1") as r:
-                    detail = await r.json()
-                assert detail["result_detail"]["verdict"]["result"] == "A"
-                assert detail["events_stored"] == 8
-                assert detail["penalties"][0]["code"] == "slow_play"
-                async with http.get(base + "tables/7") as r:
-                    assert r.status == 404
-                async with http.get(base + "results.csv") as r:
-                    assert r.content_type == "text/csv"
-                    assert (await r.text()).splitlines()[1] == "1,1,,,A,2,0,B warning slow_play,ok"
-            log = svc.desk.store.audit_log()
-            assert log[0]["who"] == "alice@127.0.0.1" and log[0]["outcome"] == "ok"
-            assert sum(1 for a in log if a["outcome"].startswith("refused")) == 5
-        finally:
-            await svc.stop()
+        async with aiohttp.ClientSession() as http:
+            await until(lambda: len(svc.desk.store.tables()) == 2, what="tables")
+            for path, body, why in [
+                    ("round/start", {"round": 1, "colour": "red"}, "unknown keys: colour"),
+                    ("round/start", {"round": 1, "kind": "draft"}, "kind is swiss"),
+                    ("round/start", {"round": 1, "limit_s": -5}, "bad round"),
+                    ("round/start", {"round": 1, "pairings": [[1, "x" * 65, "B"]]},
+                     "a player name is 1 to 64"),
+                    ("pause", {}, "no round is running"),
+                    ("extend", {"table": 1, "ms": 60000}, "no round is running")]:
+                async with http.post(base + path, json=body) as r:
+                    assert r.status == 400 and why in (await r.json())["error"], (path, body)
+            async with http.post(base + "pause", data=b"[1,") as r:
+                assert r.status == 400
+            async with http.get(base + "events") as events:
+                async with http.post(base + "round/start",
+                                     json={"round": 1, "who": "alice"}) as r:
+                    assert r.status == 200 and (await r.json())["round"] == 1
+                data = await asyncio.wait_for(next_event(
+                    events.content, "table", lambda d: d["round"] == 1), 10)
+                assert data["table"] in (1, 2)
+            tables[0].play(short_match(), server.local_ms())
+            await until(lambda: tables[0].acked, what="ack")
+            async with http.get(base + "tables/1") as r:
+                detail = await r.json()
+            assert detail["result_detail"]["verdict"]["result"] == "A"
+            assert detail["events_stored"] == 8
+            assert detail["penalties"][0]["code"] == "slow_play"
+            async with http.get(base + "tables/7") as r:
+                assert r.status == 404
+            async with http.get(base + "results.csv") as r:
+                assert r.content_type == "text/csv"
+                assert (await r.text()).splitlines()[1] == "1,1,,,A,2,0,B warning slow_play,ok"
+        log = svc.desk.store.audit_log()
+        assert log[0]["who"] == "alice@127.0.0.1" and log[0]["outcome"] == "ok"
+        assert sum(1 for a in log if a["outcome"].startswith("refused")) == 5
 
-    try:
-        asyncio.run(scenario())
-    finally:
-        server.stop()
+    run_desk(tmp_path, KEY, tables, scenario)

@@ -11,7 +11,7 @@ from duelclock_desk.api import Service
 from duelclock_desk.links import Framer, MqttLink, SerialLink, open_link
 from duelclock_desk.store import Store
 from tests.host.fake_table import FakeTable, StreamTables, short_match
-from tests.host.waits import until
+from tests.host.desk_rig import run_desk, until
 
 KEY = bytes(range(32))
 
@@ -78,23 +78,13 @@ def test_a_round_over_a_pty_and_a_socket_at_once(tmp_path):
 
 def test_a_lost_socket_is_reopened(tmp_path):
     tables = [FakeTable(KEY, 1)]
-    server = StreamTables.serve_tcp(tables)
-    svc = Service(str(tmp_path / "d.sqlite"), KEY, links=[server.url], broker="off",
-                  http_port=0)
 
-    async def scenario():
-        await svc.start()
-        try:
-            link = svc.desk.links[0]
-            await until(lambda: link.up and server.connections == 1, what="connect")
-            link._port.close()                      # as an unplugged cable would
-            await until(lambda: server.connections == 2, what="reconnect")
-            svc.desk.run("test", "start_round", {"round": 1})
-            await until(lambda: tables[0].round, what="round after reconnect")
-        finally:
-            await svc.stop()
+    async def scenario(svc, server):
+        link = svc.desk.links[0]
+        await until(lambda: link.up and server.connections == 1, what="connect")
+        link._port.close()                      # as an unplugged cable would
+        await until(lambda: server.connections == 2, what="reconnect")
+        svc.desk.run("test", "start_round", {"round": 1})
+        await until(lambda: tables[0].round, what="round after reconnect")
 
-    try:
-        asyncio.run(scenario())
-    finally:
-        server.stop()
+    run_desk(tmp_path, KEY, tables, scenario)

@@ -13,7 +13,7 @@ from duelclock.core.wire import SEQ_BOOT, Encoder
 from duelclock_desk.api import Service
 from duelclock_desk.broker import Mosquitto
 from tests.host.fake_table import FakeTable, MqttTables, short_match
-from tests.host.waits import until
+from tests.host.desk_rig import until
 
 KEY = bytes(range(32))
 EVENT = "test"
