@@ -9,7 +9,7 @@ DEBS_STAMP := $(VENV)/.debs
 FONT := firmware/duelclock/font_ko.py
 # xfonts-unifont: the Hangul glyphs of the board font; mosquitto: the venue broker and the
 # MQTT tests; chromium: the dashboard's browser tests.
-DEBS := xfonts-unifont mosquitto mosquitto-clients chromium
+DEBS := xfonts-unifont mosquitto mosquitto-clients chromium fonts-nanum chrony
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 export DUELCLOCK_SHARED := $(SHARED)
 
