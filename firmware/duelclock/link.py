@@ -53,7 +53,7 @@ class StreamLink:
 
 class MqttLink:
     """Lines over MQTT with umqtt.simple (micropython-lib). Topics as in docs/protocol.md;
-    the retained round message and the last will make a rebooted table whole again.
+    the last will shows the desk a table gone.
     umqtt.simple sends no keepalive by itself, so poll() pings every keepalive_s / 2."""
 
     def __init__(self, client_factory, event, tbl, keepalive_s=30, now_ms=None):
@@ -81,9 +81,7 @@ class MqttLink:
             c.sock.setsockopt(6, 1, 1)
         except (AttributeError, OSError):
             pass
-        c.subscribe((self.base + "round").encode(), 1)
-        c.subscribe((self.base + "cmd").encode(), 1)
-        c.subscribe(self._topic("cmd"), 1)
+        c.subscribe(self._topic("cmd"), 1)      # all the desk sends it: no topic for all
         self.client = c
         self.up = True
         self._last_io = now

@@ -11,8 +11,12 @@ board holds exactly those bytes and imports the firmware from where they went.
 ROOT is the board's filesystem root, `/`; on SIM its flash, mounted at /flash. An update
 writes only the files whose sha256 differs and removes firmware files no longer deployed
 (a stale .py would shadow its new .mpy). Without --key or --pins an update keeps the key and
-PINs of the config on the board. The key and the Wi-Fi password go to the board only: they
-are never printed.
+PINs of the config on the board (the key only while the table number stays).
+
+No event-wide secret goes to a board: its config holds the table's own key,
+table_key(event key, table), derived here (the event key never leaves the desk machine), and
+the judge PINs as salted, iterated SHA-256 (core/sign.py pin_hash), never in clear. The key
+and the Wi-Fi password are never printed.
 """
 import ast
 import binascii
@@ -25,6 +29,7 @@ import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+from duelclock.core.sign import pin_hash, table_key
 from duelclock_desk.client import CliError
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -72,13 +77,23 @@ def read_key(path):
     return text
 
 
+def table_secret(event_key_hex, table):
+    """What table `table` holds of the event key (hex): its own key, derived here."""
+    return binascii.hexlify(table_key(binascii.unhexlify(event_key_hex), table)).decode()
+
+
+def hash_pins(pins):
+    """{role: PIN in clear} -> {role: pin_hash}, each under a fresh random salt."""
+    return {role: pin_hash(pin, os.urandom(16)) for role, pin in pins.items()}
+
+
 def parse_pins(text):
     floor, sep, head = text.partition(":")
     if not sep or not floor.isdigit() or not head.isdigit():
         raise CliError("--pins is FLOOR:HEAD, digits only, e.g. 2468:1357")
     if floor == head:
         raise CliError("--pins: the floor and head judge PINs must differ")
-    return {"floor": floor, "head": head}
+    return hash_pins({"floor": floor, "head": head})
 
 
 def parse_broker(url):
@@ -98,7 +113,7 @@ def given_config(a):
         raise CliError("--table is numbered from 1")
     cfg = {"table": a.table, "lang": a.lang, "link": link}
     if a.key:
-        cfg["key"] = read_key(a.key)
+        cfg["key"] = table_secret(read_key(a.key), a.table)
     if a.pins:
         cfg["pins"] = parse_pins(a.pins)
     if a.wifi:
@@ -117,13 +132,18 @@ def given_config(a):
 
 def merge_config(given, old):
     """The table's duelclock.json (app.load_config): `given`, with the key and PINs of
-    `old` (the board's current config, or {}) where none are given."""
+    `old` (the board's current config, or {}) where none are given. The old key is kept
+    only for the same table number (it is that table's key); PINs an older deploy left in
+    clear are hashed now."""
     cfg = dict(given)
-    for name in ("key", "pins"):
-        if name not in cfg and old.get(name):
-            cfg[name] = old[name]
+    if "key" not in cfg and old.get("key") and old.get("table") == cfg["table"]:
+        cfg["key"] = old["key"]
+    if "pins" not in cfg and old.get("pins"):
+        cfg["pins"] = {role: pin if "$" in pin else hash_pins({role: pin})[role]
+                       for role, pin in old["pins"].items()}
     if "key" not in cfg:
-        raise CliError("the board has no event key yet: --key FILE (duelclock keygen)")
+        raise CliError("the board holds no key for table %d: --key FILE (the event key, "
+                       "duelclock keygen)" % cfg["table"])
     return cfg
 
 

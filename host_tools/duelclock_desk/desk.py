@@ -22,7 +22,9 @@ A table's report, once Decoder-checked (signed by that table, fresh seq):
 
 Judges' commands (start, pause, resume, extend, rules, collect) go through run(): audited,
 signed by the desk's Encoder (seq above every earlier boot's), stored in round_cmds so a
-table can be given them again.
+table can be given them again. There is no broadcast: a command for all tables goes to each
+table known, signed with that table's key (a table holds no other), and a table heard of
+later gets the round's commands by the re-push above.
 """
 import hashlib
 import json
@@ -40,7 +42,6 @@ SYNC_ERR_ALERT_MS = 20     # the Wi-Fi budget (docs/protocol.md)
 SYNC_AGE_ALERT_MS = 120000
 LOW_BATTERY = 15
 MAX_RECORD_EVENTS = 100000  # a record index beyond this is refused (bounds the store)
-TABLES_PER_LINE = 64       # pause/resume `tables` lists are cut to fit a 1024-byte line
 MIN_EXTEND_MS, MAX_EXTEND_MS = 1000, 3600000   # as the record's `extend` event takes
 FROZEN_PHASES = ("over",)  # the round clock shown does not run down in these
 SIG_BYTES = len(',"sig":""') + 64 + 1     # what signing adds to a canonical message, "\n" in
@@ -166,12 +167,6 @@ class Desk:
         self.link_drops = {l.url: dict.fromkeys(wire.DROPS, 0) for l in self.links}
         self.round = store.current_round()
         self._cmds = store.cmds(self.round["round"]) if self.round else []
-
-    def restore(self):
-        """After the links started: give MQTT the round line late joiners need."""
-        if self.round and self.round["retained"]:
-            for link in self.links:
-                link.retain(self.round["retained"])
 
     def flush(self):
         self.store.commit()
@@ -315,12 +310,6 @@ class Desk:
         for l in [link] if link else self.links:
             l.send(line, tbl)
 
-    def _broadcast(self, k, fields):
-        line = self._build(k, fields, 0)
-        for l in self.links:
-            l.send(line, 0)
-        return line
-
     def _round_fields(self, fields, tbl, pairs):
         # The round message for one table: with its players' names and the language.
         out = dict(fields)
@@ -332,33 +321,23 @@ class Desk:
         return out
 
     def _cmd(self, k, fields, tables=None, tbl=0):
-        """Store a round command and send it: to table `tbl`, or to `tables` (None: all).
-        round and rules go one per table to a list; pause and resume as broadcasts that
-        name their tables."""
+        """Store a round command and send it: to table `tbl`, or to each of `tables` (None:
+        every table known now: heard from, or paired this round), one line per table."""
         round_no = self.round["round"] if self.round else 0
         pairs = self.store.pairings(round_no)
         stored = dict(fields, tables=tables) if tables is not None else fields
         self.store.add_cmd(round_no, k, tbl, stored)
         now = self.now_ms()
         if tbl:
-            self._send_to(tbl, k, fields)
+            targets = [tbl]
         elif tables is None:
-            line = self._broadcast(k, fields)
-            if k == "round":
-                self.store.set_retained(round_no, line)
-                self.round["retained"] = line
-                for t in sorted(pairs):
-                    self._send_to(t, k, self._round_fields(fields, t, pairs))
-        elif k in ("pause", "resume"):
-            for i in range(0, len(tables), TABLES_PER_LINE):
-                self._broadcast(k, dict(fields, tables=tables[i:i + TABLES_PER_LINE]))
+            targets = sorted(set(self.route) | set(pairs)
+                             | {t["tbl"] for t in self.store.tables()})
         else:
-            for t in tables:
-                self._send_to(t, k, self._round_fields(fields, t, pairs) if k == "round"
-                              else fields)
-                self.pushed[t] = now
-        if k == "round" and tables is None:
-            for t in self.route:
+            targets = tables
+        for t in targets:
+            self._send_to(t, k, self._round_fields(fields, t, pairs) if k == "round" else fields)
+            if k == "round":
                 self.pushed[t] = now
         self._cmds.append((k, tbl, stored))       # sent: a refused build raised before
 
@@ -589,8 +568,6 @@ class Desk:
         now = self.now_ms()
         tables = [self._view(t, now) for t in self.store.tables()]
         r = dict(self.round) if self.round else None
-        if r:
-            r.pop("retained")
         unfinished = [v["table"] for v in tables
                       if r and (r["tables"] is None or v["table"] in r["tables"])
                       and v["verified"] != "ok"]

@@ -42,7 +42,7 @@ CREATE TABLE IF NOT EXISTS rounds (
     round INTEGER PRIMARY KEY, kind TEXT NOT NULL, start_ms INTEGER NOT NULL,
     limit_s INTEGER NOT NULL, cap_s INTEGER NOT NULL, extra_turns INTEGER NOT NULL,
     seating INTEGER NOT NULL, rules TEXT, lang TEXT, tables TEXT,
-    state TEXT NOT NULL, retained BLOB);
+    state TEXT NOT NULL, retained BLOB);   -- retained: unused since issue 15 (no broadcast)
 CREATE TABLE IF NOT EXISTS round_cmds (
     id INTEGER PRIMARY KEY, round INTEGER NOT NULL, k TEXT NOT NULL, tbl INTEGER NOT NULL,
     fields TEXT NOT NULL);
@@ -203,9 +203,6 @@ class Store:
         self.db.execute("UPDATE rounds SET tables = ? WHERE round = ?",
                         (None if tables is None else dumps(tables), round_no))
 
-    def set_retained(self, round_no, line):
-        self.db.execute("UPDATE rounds SET retained = ? WHERE round = ?", (line, round_no))
-
     def add_cmd(self, round_no, k, tbl, fields):
         self.db.execute("INSERT INTO round_cmds (round, k, tbl, fields) VALUES (?, ?, ?, ?)",
                         (round_no, k, tbl, dumps(fields)))
@@ -325,6 +322,7 @@ def _round(row):
     if row is None:
         return None
     r = dict(row)
+    r.pop("retained")
     r["seating"] = bool(r["seating"])
     r["tables"] = None if r["tables"] is None else json.loads(r["tables"])
     return r

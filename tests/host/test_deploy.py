@@ -14,6 +14,7 @@ import time
 import pytest
 
 from simulator.bridge import Bridge
+from duelclock.core.sign import pin_matches
 from duelclock_desk import deploy
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -98,8 +99,12 @@ def test_deploy_writes_checks_and_updates(bridge, keyfile):
     assert "check ok" in r.stdout and "35 copied" in r.stdout
     assert KEY not in r.stdout + r.stderr
     cfg = device_json(bridge.pty_path, "/flash/duelclock.json")
-    assert cfg == {"table": 5, "key": KEY, "pins": {"floor": "2468", "head": "1357"},
-                   "lang": "ko", "link": "serial"}
+    # The table's own key, never the event key; the PINs hashed, never in clear.
+    pins = cfg.pop("pins")
+    assert cfg == {"table": 5, "key": deploy.table_secret(KEY, 5), "lang": "ko", "link": "serial"}
+    assert cfg["key"] != KEY
+    assert pin_matches("2468", pins["floor"]) and pin_matches("1357", pins["head"])
+    assert not pin_matches("1357", pins["floor"]) and "2468" not in pins["floor"].split("$")
     fw = deploy.firmware_files(None, None)
     want = {"/flash/lib/" + p: hashlib.sha256(d).hexdigest() for p, d in fw.items()}
     want["/flash/main.py"] = hashlib.sha256(
@@ -108,14 +113,17 @@ def test_deploy_writes_checks_and_updates(bridge, keyfile):
         want["/flash/board.py"] = hashlib.sha256(f.read()).hexdigest()
     assert device_sha256(bridge.pty_path, sorted(want)) == want
 
-    # update: another table, compiled firmware; the key and PINs stay as the board has them
+    # update: compiled firmware; the key and PINs stay as the board has them
     t0 = time.monotonic()
-    r = duelclock("deploy", "--port", bridge.pty_path, "--board", "SIM", "--table", "7", "--mpy")
+    r = duelclock("deploy", "--port", bridge.pty_path, "--board", "SIM", "--table", "5", "--mpy")
     update_s = time.monotonic() - t0
     assert r.returncode == 0, r.stdout + r.stderr
     assert "key kept from the board" in r.stdout and "32 removed" in r.stdout
     cfg = device_json(bridge.url, "/flash/duelclock.json")
-    assert (cfg["table"], cfg["key"], cfg["pins"]["head"]) == (7, KEY, "1357")
+    assert (cfg["table"], cfg["key"], cfg["pins"]) == (5, deploy.table_secret(KEY, 5), pins)
+    # another table number: table 5's key is no key for it
+    r = duelclock("deploy", "--port", bridge.pty_path, "--board", "SIM", "--table", "7", "--mpy")
+    assert r.returncode == 1 and "no key for table 7" in r.stderr, r.stdout + r.stderr
     r = mpremote(bridge.url, "fs", "ls", ":/flash/lib/duelclock/core")
     assert "match.mpy" in r.stdout and ".py\n" not in r.stdout
     # the deployed, compiled firmware is what the board imports
@@ -169,7 +177,7 @@ def test_deploy_errors_are_clear(bridge, keyfile, tmp_path):
     assert time.monotonic() - t0 < 10
     # a board never deployed to has no key to keep
     r = duelclock("deploy", "--port", bridge.url, "--board", "SIM", "--table", "5")
-    assert r.returncode == 1 and "no event key yet" in r.stderr
+    assert r.returncode == 1 and "no key for table 5" in r.stderr
     (tmp_path / "short.key").write_text("abcd\n")
     for extra, msg in ((["--key", str(tmp_path / "short.key")], "too short"),
                        (["--key", keyfile, "--pins", "12:12"], "must differ"),

@@ -24,6 +24,7 @@ from duelclock.core import catalogue
 from duelclock.core.lang import tr, LANGS
 from duelclock.core.match import Match
 from duelclock.core.sheet import Sheet
+from duelclock.core.sign import pin_matches
 
 MAX_AMOUNT_DIGITS = 6
 PIN_TRIES = 3                   # wrong PINs before a lockout
@@ -41,7 +42,7 @@ class Ui:
     def __init__(self, table_no, save, pins=None, lang="en"):
         self.table_no = table_no
         self.save = save
-        self.pins = pins or {}          # {"floor": "1234", "head": "9876"}
+        self.pins = pins or {}          # {"floor": pin_hash, "head": pin_hash} (sign.py)
         self.lang = lang
         self.names = ("A", "B")
         self.match = None
@@ -219,7 +220,7 @@ class Ui:
         if self.locked_ms():
             return None
         for role in ("head", "floor"):
-            if self.pins.get(role) and pin == self.pins[role]:
+            if self.pins.get(role) and pin_matches(pin, self.pins[role]):
                 self.pin_wrong = 0
                 self.judge_called = False
                 return role
