@@ -5,6 +5,13 @@
 #   up -> whether the link is believed to work
 import select
 
+# Bytes a poll takes from a stream, at most, in one read: the USB port is anyone's, and a
+# flood of junk must cost the keys one bounded read per poll (it took 4 KB a poll, byte by
+# byte, 850 ms, in issue 15). What is left waits in the port's buffer and the host's: a
+# flood slows the link, never the table. drivers/duplex.py bounds its byte-by-byte reads
+# tighter still.
+POLL_BUDGET_BYTES = 512
+
 
 class StreamLink:
     """Lines over a byte stream: USB CDC, a UART, or the simulator's socket. `stream` needs
@@ -19,25 +26,21 @@ class StreamLink:
         self.up = True
 
     def poll(self):
-        out = b""
-        for _ in range(8):                       # at most 8 reads a call: keys stay responsive
-            ready = self._poll.poll(0)
-            if not ready:
-                break
-            if ready[0][1] & (select.POLLHUP | select.POLLERR):
-                self.up = False
-                break
-            try:
-                data = self._recv(512) if self._recv else self.stream.read(512)
-            except OSError:
-                self.up = False
-                break
-            if not data:
-                self.up = False                  # the far end closed: the app keeps time
-                break
-            self.up = True
-            out += data
-        return out
+        """At most POLL_BUDGET_BYTES, in one read of what has arrived."""
+        ready = self._poll.poll(0)
+        if not ready:
+            return b""
+        if ready[0][1] & (select.POLLHUP | select.POLLERR):
+            self.up = False
+            return b""
+        try:
+            data = self._recv(POLL_BUDGET_BYTES) if self._recv else \
+                self.stream.read(POLL_BUDGET_BYTES)
+        except OSError:
+            self.up = False
+            return b""
+        self.up = bool(data)                     # b"": the far end closed; the app keeps time
+        return data
 
     def send(self, line, kind):
         try:

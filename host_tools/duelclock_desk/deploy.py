@@ -190,6 +190,12 @@ def _read(path):
         return f.read()
 
 
+# MicroPython's start file. Ctrl-C goes off before anything else runs, so the few hundred ms
+# of imports after a reset are no window onto the REPL either (app.py, lock_usb).
+MAIN_PY = (b"import micropython\nmicropython.kbd_intr(-1)\n"
+           b"import board\nfrom duelclock import app\napp.main(board)\n")
+
+
 def board_files(name, info, cfg_bytes):
     """{path under ROOT: bytes}: the board file, its boot.py, the config, the start file."""
     folder = os.path.join(BOARDS, name)
@@ -200,8 +206,7 @@ def board_files(name, info, cfg_bytes):
                  "code.py": b"import duelclock_board\nfrom duelclock import app\n"
                             b"app.main(duelclock_board)\n"}
     else:
-        files = {"board.py": board_py,
-                 "main.py": b"import board\nfrom duelclock import app\napp.main(board)\n"}
+        files = {"board.py": board_py, "main.py": MAIN_PY}
     if os.path.isfile(os.path.join(folder, "boot.py")):
         with open(os.path.join(folder, "boot.py"), "rb") as f:
             files["boot.py"] = f.read()
@@ -280,7 +285,7 @@ print(repr(_missing))
 class Board:
     """mpremote's serial transport (a device path or socket://HOST:PORT) in the raw REPL."""
 
-    def __init__(self, port):
+    def __init__(self, port, board_name):
         try:
             from mpremote.transport import TransportError
             from mpremote.transport_serial import SerialTransport
@@ -296,7 +301,11 @@ class Board:
             self.t.enter_raw_repl(soft_reset=True)
         except TransportError:
             self.t.close()
-            raise CliError("%s answers, but no MicroPython/CircuitPython REPL came up" % port)
+            raise CliError(
+                "%s answers, but no REPL came up: a table in play keeps its USB port shut. "
+                "Power it on holding %s, enter the head judge's PIN on its screen (it then "
+                "says \"USB REPL open\"), and run this again"
+                % (port, " + ".join(board_info(board_name)["maintenance_keys"])))
 
     def close(self):
         try:
@@ -393,7 +402,7 @@ def run(a):
     at = Layout(a.board)
     with tempfile.TemporaryDirectory() as tmp:
         fw = firmware_files(MARCH[info["mcu"]] if a.mpy else None, tmp)
-    board = Board(a.port)
+    board = Board(a.port, a.board)
     try:
         try:
             old = json.loads(board.read(at.config) or b"{}")

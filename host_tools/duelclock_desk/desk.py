@@ -41,6 +41,9 @@ SILENT_MS = 15000          # a table heard nothing from this long is shown "sile
 SYNC_ERR_ALERT_MS = 20     # the Wi-Fi budget (docs/protocol.md)
 SYNC_AGE_ALERT_MS = 120000
 LOW_BATTERY = 15
+# A table's state counts the desk lines it dropped since boot (forged, replayed, garbled):
+# a link joined mid-line costs one; this many is someone at its port ("junk on port").
+JUNK_ALERT_DROPS = 3
 MAX_RECORD_EVENTS = 100000  # a record index beyond this is refused (bounds the store)
 MIN_EXTEND_MS, MAX_EXTEND_MS = 1000, 3600000   # as the record's `extend` event takes
 FROZEN_PHASES = ("over",)  # the round clock shown does not run down in these
@@ -551,6 +554,8 @@ class Desk:
             alerts.append("pin locked")
         if state.get("journal_full"):
             alerts.append("journal full")
+        if state.get("drops", 0) >= JUNK_ALERT_DROPS:
+            alerts.append("junk on port")
         if t["battery"] is not None and t["battery"] < LOW_BATTERY:
             alerts.append("battery")
         return {"table": t["tbl"], "link": t["link"], "online": bool(t["online"]),

@@ -107,8 +107,7 @@ def test_deploy_writes_checks_and_updates(bridge, keyfile):
     assert not pin_matches("1357", pins["floor"]) and "2468" not in pins["floor"].split("$")
     fw = deploy.firmware_files(None, None)
     want = {"/flash/lib/" + p: hashlib.sha256(d).hexdigest() for p, d in fw.items()}
-    want["/flash/main.py"] = hashlib.sha256(
-        b"import board\nfrom duelclock import app\napp.main(board)\n").hexdigest()
+    want["/flash/main.py"] = hashlib.sha256(deploy.MAIN_PY).hexdigest()
     with open(os.path.join(ROOT, "boards", "SIM", "board.py"), "rb") as f:
         want["/flash/board.py"] = hashlib.sha256(f.read()).hexdigest()
     assert device_sha256(bridge.pty_path, sorted(want)) == want
@@ -139,7 +138,7 @@ def test_deploy_check_fails_on_a_broken_file(bridge, keyfile):
     r = mpremote(bridge.url, "exec",
                  "with open('/flash/lib/duelclock/core/match.py', 'w') as f:\n f.write('1/0')")
     assert r.returncode == 0, r.stderr
-    board = deploy.Board(bridge.url)
+    board = deploy.Board(bridge.url, "SIM")
     try:
         want = {"/flash/lib/" + p: d for p, d in deploy.firmware_files(None, None).items()}
         problems = deploy.check(board, want, deploy.Layout("SIM"), 2, ["umqtt.simple"])

@@ -418,12 +418,14 @@ class Number:
 
 class Pin:
     """Judge PIN: digits on a keypad, or up/down to set a digit and `a` to add it; ok (or
-    menu, on boards without an ok key) submits."""
+    menu, on boards without an ok key) submits. A right PIN pops it and calls then(ui, role)
+    (default: the judge menu)."""
     name = "pin"
 
-    def __init__(self):
+    def __init__(self, then=None):
         self.digits = ""
         self.cur = 0
+        self.then = then or _judge_menu
 
     def key(self, ui, k):
         if ui.locked_ms():
@@ -446,9 +448,13 @@ class Pin:
                 ui.alert(1, 0)
                 return
             ui.pop()
-            ui.push(Menu(judge_menu(ui, role), ui.t("head_judge" if role == "head" else "floor_judge")))
+            self.then(ui, role)
         elif k == "back" or k == "b":
             ui.pop()
+
+
+def _judge_menu(ui, role):
+    ui.push(Menu(judge_menu(ui, role), ui.t("head_judge" if role == "head" else "floor_judge")))
 
 
 # --- flows ----------------------------------------------------------------------------

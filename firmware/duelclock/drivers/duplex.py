@@ -5,13 +5,15 @@
 # ioctl for Python streams), so the app's link polls it like a socket.
 #
 # Cost: one poll and one read(1) per byte received (a JSON line of 200 bytes: 400 calls; not
-# measured on a board). On USB CDC a 0x03 byte from the desk raises KeyboardInterrupt while
-# the REPL's interrupt character is on; JSON lines never hold one, and leaving it on lets
-# mpremote stop the app to deploy.
+# measured on a board): MicroPython's stdin gives no count of what has arrived, so a read
+# takes at most READ_MAX_BYTES (about 13 ms at the ~0.2 ms a byte that issue 15 saw on an
+# RP2040), whatever is asked. During play the app turns the REPL's interrupt character off
+# (app.lock_usb), so a 0x03 here is a byte like any other.
 import io
 import select
 
 _POLL = 3                               # MP_STREAM_POLL: the ioctl select.poll makes
+READ_MAX_BYTES = 64
 
 
 class Duplex(io.IOBase):
@@ -30,6 +32,7 @@ class Duplex(io.IOBase):
 
     def read(self, n):
         out = b""
+        n = min(n, READ_MAX_BYTES)
         while len(out) < n and self._ready():
             c = self.rx.read(1)
             if not c:
