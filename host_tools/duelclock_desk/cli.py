@@ -34,6 +34,7 @@ def do_sheet(a):
         from duelclock_desk import sheet_cmd
         return sheet_cmd.run(a.file, a.html)
     from duelclock.core.replay import Replay
+    from duelclock_desk import record_flags
     from duelclock_desk.sheet_text import render_text
     from duelclock_desk.sheet_html import render_html
     store = _store(a)
@@ -43,13 +44,15 @@ def do_sheet(a):
         r.feed(json.dumps(ev))
     if r.match is None:
         raise client.CliError("no record of table %d round %d in %s" % (a.table, round_no, a.store))
+    flags = store.flags(a.table, round_no)
     if a.html:
+        page = render_html(r.sheet, r.match.verdict(),
+                           title="table %d, round %d" % (a.table, round_no))
         with open(a.html, "w", encoding="utf-8") as f:
-            f.write(render_html(r.sheet, r.match.verdict(),
-                                title="table %d, round %d" % (a.table, round_no)))
+            f.write(page.replace("</body>", record_flags.html(flags) + "</body>"))
         print("wrote", a.html)
     else:
-        sys.stdout.write(render_text(r.sheet))
+        sys.stdout.write(render_text(r.sheet) + "".join(l + "\n" for l in record_flags.lines(flags)))
 
 
 def _store(a):

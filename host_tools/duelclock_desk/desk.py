@@ -11,7 +11,11 @@ A table's report, once Decoder-checked (signed by that table, fresh seq):
   state  -> stored, shown; a table in the running round whose state shows an older round
             (rebooted, lost its journal, missed the start) gets the round's commands again,
             each with a new seq, at most every REPUSH_MS
-  record -> events stored by index, each once (a resent or reordered chunk changes nothing)
+  record -> events stored by index, each once (a resent or reordered chunk changes nothing);
+            an index re-sent with another body is "record changed" at once (both kept, both
+            on the sheet), an event received over LATE_MS after its own time is "late
+            entry" (entered while the table was not connected, or made up since: the judge
+            confirms it with the players); the verification's note repeats them
   result -> stored; the stored record's first `events` events are replayed (core Replay):
               same result and wins  -> verified "ok", penalties derived, `ack` sent
               different             -> "mismatch": flagged for the head judge, never acked
@@ -45,6 +49,8 @@ LOW_BATTERY = 15
 # a link joined mid-line costs one; this many is someone at its port ("junk on port").
 JUNK_ALERT_DROPS = 3
 MAX_RECORD_EVENTS = 100000  # a record index beyond this is refused (bounds the store)
+LATE_MS = 120000           # an event reaching the desk this long after its own time is "late"
+NOT_LATE = ("round_start", "extend", "tick")   # the desk's commands and time passing: not keyed
 MIN_EXTEND_MS, MAX_EXTEND_MS = 1000, 3600000   # as the record's `extend` event takes
 FROZEN_PHASES = ("over",)  # the round clock shown does not run down in these
 SIG_BYTES = len(',"sig":""') + 64 + 1     # what signing adds to a canonical message, "\n" in
@@ -236,7 +242,11 @@ class Desk:
         if first + len(msg["events"]) > MAX_RECORD_EVENTS or msg["total"] > MAX_RECORD_EVENTS:
             self.drops["refused"] += 1
             return
-        self.store.add_events(tbl, round_no, first, msg["events"], msg["total"])
+        start = self.store.round(round_no)
+        flags = self.store.add_events(tbl, round_no, first, msg["events"], msg["total"], rx_ms,
+                                      start and start["start_ms"], LATE_MS, NOT_LATE)
+        if flags:
+            self.on_change("table", self.table_view(tbl))
         r = self.store.result(tbl, round_no)
         if r["result"] is not None and r["verified"] in (None, "incomplete") \
                 and self.store.event_count(tbl, round_no) >= r["events"]:
@@ -283,6 +293,11 @@ class Desk:
                     r["result"], reported["A"], reported["B"])
             else:
                 ok, note = True, "%d events replayed, %d rejected" % (n, rejected)
+        kinds = [f[1] for f in self.store.flags(tbl, round_no)]
+        if kinds:
+            note += "; %d event(s) changed on the table, %d entered while it was not " \
+                    "connected: see the sheet, confirm with the players" % (
+                        kinds.count("changed"), kinds.count("late"))
         self.store.verify(tbl, round_no, "ok" if ok else "mismatch", note, verdict,
                           verdict["penalties"] if verdict else ())
         if ok:
@@ -548,6 +563,12 @@ class Desk:
             alerts.append("no round")
         if res and res["verified"] == "mismatch":
             alerts.append("mismatch")
+        kinds = [f[1] for f in self.store.flags(t["tbl"], self.round["round"])] \
+            if self.round else ()
+        if "changed" in kinds:
+            alerts.append("record changed")
+        if "late" in kinds:
+            alerts.append("late entry")
         if state.get("judge"):
             alerts.append("judge")
         if state.get("locked"):

@@ -21,6 +21,10 @@ What lives here, table by table:
   results    per table and round: record total announced, reported result, the desk's
              replay verdict and whether it matches (verified: ok/mismatch/incomplete).
   penalties  the penalties in force in the replayed record.
+  record_flags  what the judge must see about a record's events (issue 15): "changed" (the
+             table re-sent event idx with another body: `detail` is that body, the desk's
+             first copy stays in records) and "late" (it reached the desk `detail` ms after
+             its own time: entered while the table was not connected, or made up since).
   audit      every command: who, what, when, outcome.
   clock      one row: the desk clock's last mark (machine boot id, monotonic ms, desk ms),
              so a restarted desk carries desk time on without a step (desk.DeskClock).
@@ -52,6 +56,9 @@ CREATE TABLE IF NOT EXISTS pairings (
 CREATE TABLE IF NOT EXISTS records (
     tbl INTEGER NOT NULL, round INTEGER NOT NULL, idx INTEGER NOT NULL, event TEXT NOT NULL,
     PRIMARY KEY (tbl, round, idx)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS record_flags (
+    tbl INTEGER NOT NULL, round INTEGER NOT NULL, idx INTEGER NOT NULL, kind TEXT NOT NULL,
+    detail TEXT NOT NULL, rx_ms INTEGER NOT NULL, PRIMARY KEY (tbl, round, idx, kind));
 CREATE TABLE IF NOT EXISTS results (
     tbl INTEGER NOT NULL, round INTEGER NOT NULL, total INTEGER NOT NULL DEFAULT 0,
     result TEXT, wins_a INTEGER, wins_b INTEGER, events INTEGER, received_ms INTEGER,
@@ -223,13 +230,35 @@ class Store:
 
     # --- records and results ----------------------------------------------------------------
 
-    def add_events(self, tbl, round_no, first, events, total):
-        """Store events first.. of the record (each index once); raise the announced total."""
-        self.db.executemany("INSERT OR IGNORE INTO records VALUES (?, ?, ?, ?)",
-                            [(tbl, round_no, first + i, dumps(ev)) for i, ev in enumerate(events)])
+    def add_events(self, tbl, round_no, first, events, total, rx_ms=0, start_ms=None,
+                   late_ms=None, not_late=()):
+        """Store events first.. of the record (each index once: the first copy stays); raise
+        the announced total. An index re-sent with another body is flagged "changed" (that
+        body kept beside the first). With the round's start_ms and late_ms, an event first
+        received (desk time rx_ms) more than late_ms after its own time (start_ms + its t) is
+        flagged "late", the delay its detail, unless its "ev" is in not_late. Returns the
+        flags added, [(idx, kind, detail)]."""
+        flags = []
+        for i, ev in enumerate(events):
+            idx, body = first + i, dumps(ev)
+            old = self._one("SELECT event FROM records WHERE tbl = ? AND round = ? AND idx = ?",
+                            (tbl, round_no, idx))
+            if old is None:
+                self.db.execute("INSERT INTO records VALUES (?, ?, ?, ?)",
+                                (tbl, round_no, idx, body))
+                delay = None if start_ms is None or type(ev.get("t")) is not int \
+                    or ev.get("ev") in not_late else rx_ms - start_ms - ev["t"]
+                if delay is not None and delay > late_ms:
+                    flags.append((idx, "late", str(delay)))
+            elif old[0] != body:
+                flags.append((idx, "changed", body))
+        self.db.executemany("INSERT OR REPLACE INTO record_flags VALUES (?, ?, ?, ?, ?, ?)",
+                            [(tbl, round_no, idx, kind, detail, rx_ms)
+                             for idx, kind, detail in flags])
         self.db.execute(
             "INSERT INTO results (tbl, round, total) VALUES (?, ?, ?) ON CONFLICT (tbl, round)"
             " DO UPDATE SET total = MAX(total, excluded.total)", (tbl, round_no, total))
+        return flags
 
     def events(self, tbl, round_no, count=None):
         """The stored events 0.. of a record while they are contiguous, at most `count`."""
@@ -240,6 +269,13 @@ class Store:
                 break
             out.append(json.loads(text))
         return out
+
+    def flags(self, tbl, round_no):
+        """[(idx, kind, detail, first copy)] of the record, by index (record_flags)."""
+        return [tuple(r) for r in self._all(
+            "SELECT f.idx, f.kind, f.detail, r.event FROM record_flags f JOIN records r"
+            " USING (tbl, round, idx) WHERE tbl = ? AND round = ? ORDER BY f.idx, f.kind",
+            (tbl, round_no))]
 
     def event_count(self, tbl, round_no):
         return self._one("SELECT COUNT(*) FROM records WHERE tbl = ? AND round = ?",
