@@ -402,10 +402,11 @@ class Table:
                 pin.key(self.ui, intent)
                 self._store_lock()
             self.frame(renderer, present)
-            time.sleep_ms(KEY_SCAN_MS)
+            time.sleep(KEY_SCAN_MS / 1000)      # CircuitPython has no sleep_ms
         self.ui.home()
-        self.ui.say("MAINTENANCE: USB REPL open" if roles == ["head"] else "")
-        self.frame(renderer, present)
+        if roles == ["head"]:
+            self.ui.say("MAINTENANCE: USB REPL open")
+            self.frame(renderer, present)
         return roles == ["head"]
 
     def key(self, intent):
@@ -539,8 +540,23 @@ def make_renderer(board):
 
 
 def main(board=None, root=None):
+    """Run the table. Returns only in maintenance, once the head judge's PIN is in (main.py
+    then ends at the REPL). Anything else that would end main.py (a crash, a refused
+    maintenance) resets the board instead (board.reset; None on SIM: it raises), so the
+    USB port never falls to the REPL."""
     if board is None:
         import board
+    reset = getattr(board, "reset", None)
+    try:
+        if _main(board, root):
+            return
+    except Exception:
+        if not reset:
+            raise
+    reset()
+
+
+def _main(board, root):
     root = root or getattr(board, "FS_PREFIX", "").rstrip("/") or "."
     cfg = load_config(root)
     local_ms = getattr(board, "local_ms", None)
@@ -553,24 +569,16 @@ def main(board=None, root=None):
     link = make_link(board, cfg, local_ms)
     table = Table(board, cfg, link, local_ms, root)
     renderer, present = make_renderer(board)
-    # board.reset (None on SIM): a power-on again. Leaving main.py any other way than the
-    # head judge's PIN would hand the port to the REPL.
-    reset = getattr(board, "reset", None)
     want = getattr(board, "MAINTENANCE_KEYS", ())
     if want and all(k in board.keys.pressed() for k in want):
         if table.maintenance(renderer, present):
-            return table                # main.py ends: the REPL is the head judge's, till reset
-        if reset:
-            reset()                     # CircuitPython: boot.py opened the console for it
+            return True
+        if getattr(board, "reset", None):
+            return False                # CircuitPython: boot.py opened the console for it
     lock_usb()
 
     async def run():
         asyncio.create_task(keys_task(table, board.keys))
         asyncio.create_task(frame_task(table, renderer, present))
         await link_task(table)
-    try:
-        asyncio.run(run())
-    except Exception:
-        if not reset:
-            raise
-        reset()
+    asyncio.run(run())

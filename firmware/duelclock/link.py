@@ -5,12 +5,13 @@
 #   up -> whether the link is believed to work
 import select
 
-# Bytes a poll takes from a stream, at most, in one read: the USB port is anyone's, and a
-# flood of junk must cost the keys one bounded read per poll (it took 4 KB a poll, byte by
-# byte, 850 ms, in issue 15). What is left waits in the port's buffer and the host's: a
-# flood slows the link, never the table. drivers/duplex.py bounds its byte-by-byte reads
-# tighter still.
-POLL_BUDGET_BYTES = 512
+# Bytes a poll takes from a stream, at most: the USB port is anyone's, and a flood of junk
+# must cost the key scan a bounded slice per poll. A stream read a byte at a time says how
+# few it can afford in POLL_BYTES (drivers/duplex.py: USB CDC took 4 KB a poll byte by byte,
+# 850 ms, in issue 15). What is left waits in the port's buffer and the host's: a flood
+# slows the link, never the table.
+POLL_BUDGET_BYTES = 4096
+READ_BYTES = 512
 
 
 class StreamLink:
@@ -23,24 +24,31 @@ class StreamLink:
         self._poll.register(stream, select.POLLIN)
         self._recv = getattr(stream, "recv", None)
         self._send = getattr(stream, "send", None) or stream.write
+        self._budget = getattr(stream, "POLL_BYTES", POLL_BUDGET_BYTES)
         self.up = True
 
     def poll(self):
-        """At most POLL_BUDGET_BYTES, in one read of what has arrived."""
-        ready = self._poll.poll(0)
-        if not ready:
-            return b""
-        if ready[0][1] & (select.POLLHUP | select.POLLERR):
-            self.up = False
-            return b""
-        try:
-            data = self._recv(POLL_BUDGET_BYTES) if self._recv else \
-                self.stream.read(POLL_BUDGET_BYTES)
-        except OSError:
-            self.up = False
-            return b""
-        self.up = bool(data)                     # b"": the far end closed; the app keeps time
-        return data
+        """What has arrived, at most the stream's budget (above)."""
+        out = b""
+        while len(out) < self._budget:
+            ready = self._poll.poll(0)
+            if not ready:
+                break
+            if ready[0][1] & (select.POLLHUP | select.POLLERR):
+                self.up = False
+                break
+            n = min(READ_BYTES, self._budget - len(out))
+            try:
+                data = self._recv(n) if self._recv else self.stream.read(n)
+            except OSError:
+                self.up = False
+                break
+            if not data:
+                self.up = False                  # the far end closed: the app keeps time
+                break
+            self.up = True
+            out += data
+        return out
 
     def send(self, line, kind):
         try:

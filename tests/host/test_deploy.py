@@ -227,3 +227,13 @@ def test_bridge_command_prints_its_ports_and_cleans_up(tmp_path):
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
+
+
+def test_an_update_hashes_pins_an_older_deploy_left_in_clear_and_keeps_the_key_per_table():
+    old = {"table": 5, "key": deploy.table_secret(KEY, 5), "pins": {"floor": "2468", "head": "1357"}}
+    cfg = deploy.merge_config({"table": 5, "lang": "en", "link": "serial"}, old)
+    assert cfg["key"] == old["key"]
+    assert pin_matches("2468", cfg["pins"]["floor"]) and pin_matches("1357", cfg["pins"]["head"])
+    assert cfg["pins"]["floor"] != "2468"
+    with pytest.raises(deploy.CliError, match="no key for table 6"):
+        deploy.merge_config({"table": 6, "lang": "en", "link": "serial"}, old)

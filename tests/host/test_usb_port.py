@@ -27,7 +27,7 @@ import pytest
 
 from duelclock.core.sign import pin_hash, table_key
 from duelclock.core.wire import Decoder, Encoder
-from duelclock.drivers.duplex import READ_MAX_BYTES
+from duelclock.drivers.duplex import Duplex
 from duelclock.link import POLL_BUDGET_BYTES, StreamLink
 from simulator.bridge import Bridge
 from simulator.player import steps
@@ -223,7 +223,7 @@ print("polls", sizes[0], max(sizes), sum(sizes))
 
 
 def test_the_link_takes_a_bounded_read_a_poll_whatever_waits():
-    # USB CDC under MicroPython (stdin on a real pty, byte by byte): READ_MAX_BYTES a poll.
+    # USB CDC under MicroPython (stdin on a real pty, byte by byte): Duplex.POLL_BYTES a poll.
     master, slave = os.openpty()
     tty.setraw(slave)
     try:
@@ -235,15 +235,16 @@ def test_the_link_takes_a_bounded_read_a_poll_whatever_waits():
     finally:
         os.close(master)
         os.close(slave)
-    assert r.stdout.split() == ["polls", str(READ_MAX_BYTES), str(READ_MAX_BYTES), "3000"], \
+    assert r.stdout.split() == ["polls", str(Duplex.POLL_BYTES), str(Duplex.POLL_BYTES), "3000"], \
         r.stdout + r.stderr
-    # A socket (the simulator's serial link): one read of at most POLL_BUDGET_BYTES.
+    # A socket (the simulator's serial link): reads of what has arrived, POLL_BUDGET_BYTES
+    # at most.
     a, b = socket.socketpair()
     try:
-        a.sendall(b"y" * 3000)
+        a.sendall(b"y" * 10000)
         link = StreamLink(b)
         sizes = [len(link.poll())]
-        while sum(sizes) < 3000:
+        while sum(sizes) < 10000:
             sizes.append(len(link.poll()))
         assert sizes[0] == max(sizes) == POLL_BUDGET_BYTES and link.up
     finally:

@@ -5,18 +5,19 @@
 # ioctl for Python streams), so the app's link polls it like a socket.
 #
 # Cost: one poll and one read(1) per byte received (a JSON line of 200 bytes: 400 calls; not
-# measured on a board): MicroPython's stdin gives no count of what has arrived, so a read
-# takes at most READ_MAX_BYTES (about 13 ms at the ~0.2 ms a byte that issue 15 saw on an
-# RP2040), whatever is asked. During play the app turns the REPL's interrupt character off
-# (app.lock_usb), so a 0x03 here is a byte like any other.
+# measured on a board): MicroPython's stdin gives no count of what has arrived, so the link
+# takes at most POLL_BYTES a poll from a Duplex: a sync reply (< 256 bytes) in one poll, so
+# its arrival time (t4) is not held back behind the budget; about 50 ms at the ~0.2 ms a
+# byte that issue 15 saw on an RP2040, against 850 ms for its 4 KB. During play the app
+# turns the REPL's interrupt character off (app.lock_usb): a 0x03 here is a byte like any other.
 import io
 import select
 
 _POLL = 3                               # MP_STREAM_POLL: the ioctl select.poll makes
-READ_MAX_BYTES = 64
 
 
 class Duplex(io.IOBase):
+    POLL_BYTES = 256                    # link.StreamLink's budget for this stream
     def __init__(self, rx, tx):
         self.rx = rx
         self.tx = tx
@@ -32,7 +33,6 @@ class Duplex(io.IOBase):
 
     def read(self, n):
         out = b""
-        n = min(n, READ_MAX_BYTES)
         while len(out) < n and self._ready():
             c = self.rx.read(1)
             if not c:
