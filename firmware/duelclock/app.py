@@ -394,7 +394,7 @@ class Table:
         roles = []
         pin = Pin(lambda ui, role: roles.append(role))
         self.ui.push(pin)
-        self.ui.say("MAINTENANCE: head judge PIN")
+        self.ui.say("Maintenance: head PIN")
         end = self.local_ms() + MAINTENANCE_MS
         while self.ui.stack[-1] is pin and self.local_ms() < end:
             self.ui.up_ms = self.local_ms()
@@ -405,7 +405,7 @@ class Table:
             time.sleep(KEY_SCAN_MS / 1000)      # CircuitPython has no sleep_ms
         self.ui.home()
         if roles == ["head"]:
-            self.ui.say("MAINTENANCE: USB REPL open")
+            self.ui.say("USB REPL open")
             self.frame(renderer, present)
         return roles == ["head"]
 
@@ -490,17 +490,6 @@ def _write_small(path, text):
         pass
 
 
-def lock_usb():
-    """The REPL's interrupt character off: a Ctrl-C on the USB port is a byte for the link.
-    (deploy's main.py does it first thing too, before any import can be interrupted.)
-    CircuitPython has none: its boot.py keeps the console off the USB port instead."""
-    try:
-        from micropython import kbd_intr
-    except ImportError:
-        return
-    kbd_intr(-1)
-
-
 def _dim(display, level):
     """framebuf boards: backlight(level); displayio: its brightness."""
     if hasattr(display, "backlight"):
@@ -575,7 +564,14 @@ def _main(board, root):
             return True
         if getattr(board, "reset", None):
             return False                # CircuitPython: boot.py opened the console for it
-    lock_usb()
+    # The REPL's interrupt character off: a Ctrl-C on the USB port is a byte for the link
+    # (deploy's main.py does it first thing too, before any import can be interrupted).
+    # CircuitPython has none: its boot.py keeps the console off the USB port instead.
+    try:
+        from micropython import kbd_intr
+        kbd_intr(-1)
+    except ImportError:
+        pass
 
     async def run():
         asyncio.create_task(keys_task(table, board.keys))

@@ -200,8 +200,10 @@ def _args_deploy(p):
     p.add_argument("--port", required=True, help="the board: /dev/ttyACM0, socket://HOST:PORT")
     p.add_argument("--board", required=True, help="a folder of boards/: RPI_PICO_W, SIM, ...")
     p.add_argument("--table", type=int, required=True, help="the table's number")
-    p.add_argument("--key", metavar="FILE", help="event key (keygen); default: keep the board's")
-    p.add_argument("--pins", metavar="FLOOR:HEAD", help="judge PINs; default: keep the board's")
+    p.add_argument("--key", metavar="FILE", help="the event key (keygen): the board gets only "
+                   "the table's own key, derived from it; default: keep the board's (same table)")
+    p.add_argument("--pins", metavar="FLOOR:HEAD",
+                   help="judge PINs, stored salted and hashed; default: keep the board's")
     p.add_argument("--wifi", metavar="SSID:PASS", help="the venue's Wi-Fi (MQTT link)")
     p.add_argument("--lang", choices=("en", "ko", "id"), default="en", help="the table's language")
     p.add_argument("--link", choices=("serial", "mqtt"),

@@ -191,7 +191,7 @@ def _read(path):
 
 
 # MicroPython's start file. Ctrl-C goes off before anything else runs, so the few hundred ms
-# of imports after a reset are no window onto the REPL either (app.py, lock_usb).
+# of imports after a reset are no window onto the REPL either (app.py, _main).
 MAIN_PY = (b"import micropython\nmicropython.kbd_intr(-1)\n"
            b"import board\nfrom duelclock import app\napp.main(board)\n")
 
@@ -439,7 +439,9 @@ def run(a):
         return 1
     print("check ok: sha256 of all %d files equal, nothing else in %s; %s imports from %s"
           % (len(want), at.tree, CHECK_IMPORT, at.lib))
-    print("done in %.1f s; reset the board to start the table" % (time.monotonic() - started))
+    print("done in %.1f s; reset the board to start the table. In play its USB port is shut: "
+          "to deploy or pull again, power it on holding %s and enter the head judge's PIN"
+          % (time.monotonic() - started, " + ".join(info["maintenance_keys"])))
     return 0
 
 

@@ -64,14 +64,11 @@ def pin_hash(pin, salt, rounds=PIN_ROUNDS):
 def pin_matches(pin, stored):
     """Whether `pin` is the PIN `stored` (a pin_hash) was made from; False for anything
     that is not a pin_hash (a PIN in clear is never compared)."""
-    parts = stored.split("$") if type(stored) is str else ()
-    if len(parts) != 3 or not parts[0].isdigit() or not 1 <= int(parts[0]) <= 100000:
-        return False
     try:
-        salt = binascii.unhexlify(parts[1])
-    except ValueError:
+        rounds, salt, _ = stored.split("$")
+        return same(pin_hash(pin, binascii.unhexlify(salt), int(rounds)), stored)
+    except (AttributeError, ValueError):
         return False
-    return same(pin_hash(pin, salt, int(parts[0])), stored)
 
 
 def same(a, b):

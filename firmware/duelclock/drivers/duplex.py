@@ -9,7 +9,7 @@
 # takes at most POLL_BYTES a poll from a Duplex: a sync reply (< 256 bytes) in one poll, so
 # its arrival time (t4) is not held back behind the budget; about 50 ms at the ~0.2 ms a
 # byte that issue 15 saw on an RP2040, against 850 ms for its 4 KB. During play the app
-# turns the REPL's interrupt character off (app.lock_usb): a 0x03 here is a byte like any other.
+# turns the REPL's interrupt character off (app._main): a 0x03 here is a byte like any other.
 import io
 import select
 
