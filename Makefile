@@ -8,7 +8,8 @@ STAMP := $(VENV)/.installed-$(shell cksum < pyproject.toml | cut -d' ' -f1)
 DEBS_STAMP := $(VENV)/.debs
 FONT := firmware/duelclock/font_ko.py
 # xfonts-unifont: the Hangul glyphs of the board font; mosquitto: the venue broker and the
-# MQTT tests; chromium: the dashboard's browser tests.
+# MQTT tests; chromium: the dashboard's browser tests; fonts-nanum: Hangul in that browser;
+# chrony: the bench's sync reference (run with -x: it never sets the clock).
 DEBS := xfonts-unifont mosquitto mosquitto-clients chromium fonts-nanum chrony
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 export DUELCLOCK_SHARED := $(SHARED)
@@ -35,7 +36,9 @@ $(DEBS_STAMP): | $(STAMP)
 $(FONT): host_tools/duelclock_desk/mkfont.py firmware/duelclock/core/lang.py firmware/duelclock/core/catalogue.py | $(STAMP) $(DEBS_STAMP)
 	$(PY) -m duelclock_desk.mkfont
 
+# Ends with a check that names anything still missing (host_tools/check_setup.sh) and fails.
 setup: $(STAMP) $(DEBS_STAMP) $(FONT)
+	@host_tools/check_setup.sh
 
 # CPython suite (core, desk, vectors, goldens) and the core suite again under real MicroPython.
 test: setup
