@@ -9,7 +9,7 @@ import shutil
 import sys
 import time
 
-from simulator.room import Room
+from simulator.room import Room, end_on_signals
 from simulator.scripts import room_scripts, expected
 from simulator.table import wait_for
 
@@ -29,6 +29,7 @@ def main(argv=None):
     room = Room(os.path.join(a.out, "room"), serial_tables=a.tables - a.mqtt, mqtt_tables=a.mqtt,
                 speed=a.speed)
     scripts = room_scripts(a.tables)
+    end_on_signals()
     try:
         room.start()
         print("dashboard: %s/   (or: duelclock status --desk %s)" % (room.api, room.api))
@@ -55,23 +56,32 @@ def main(argv=None):
         for n in room.tables:
             room.cli("sheet", "--table", str(n), "--html",
                      os.path.join(a.out, "sheet_table%02d.html" % n), store=True)
-        print(_results(room, scripts))
+        table, alerting = _results(room, scripts)
+        print(table)
         print("LP sheets, screenshots and results.csv: %s" % os.path.relpath(a.out))
         print("demo took %.0f s" % (time.monotonic() - started))
-        return 0 if ok else 1
+        return 0 if ok and not alerting else 1
     finally:
         room.stop()
 
 
 def _results(room, scripts):
+    """The closing table, with each table's alerts and sync figures (real ms, as the desk
+    judges them), and the tables still alerting."""
     s = room.status()
-    rows = ["table  result       wins  expected     verified"]
+    rows = ["table  result       wins  expected     verified  sync err/age (real ms)  alerts"]
+    alerting = []
     for v in sorted(s["tables"], key=lambda v: v["table"]):
         want = expected(scripts[v["table"]])
         wins = v.get("wins") or {"A": 0, "B": 0}
-        rows.append("%5d  %-11s  %d-%d   %-11s  %s" % (v["table"], v["result"], wins["A"], wins["B"],
-                                                    want["result"], v["verified"]))
-    return "\n".join(rows)
+        if v["alerts"]:
+            alerting.append(v["table"])
+        rows.append("%5d  %-11s  %d-%d   %-11s  %-8s  %6s / %-13s  %s" % (
+            v["table"], v["result"], wins["A"], wins["B"], want["result"], v["verified"],
+            v["sync_err_ms"], v["sync_age_ms"], " ".join(v["alerts"]) or "none"))
+    rows.append("alerts at the end: %s" % (
+        "none" if not alerting else "tables " + " ".join(map(str, alerting))))
+    return "\n".join(rows), alerting
 
 
 if __name__ == "__main__":

@@ -238,11 +238,15 @@ def _args_sim(p):
 
 
 def do_sim(a):
-    if a.interactive:
-        from simulator import interactive
-        return interactive.run(a.tables, a.dir, a.speed or 1.0, a.mqtt)
-    from simulator import demo
-    return demo.main(["--tables", str(a.tables), "--mqtt", str(a.mqtt), "--speed", str(a.speed or 40.0)])
+    try:
+        if a.interactive:
+            from simulator import interactive
+            return interactive.run(a.tables, a.dir, a.speed or 1.0, a.mqtt)
+        from simulator import demo
+        return demo.main(["--tables", str(a.tables), "--mqtt", str(a.mqtt),
+                          "--speed", str(a.speed or 40.0)])
+    except RuntimeError as e:           # a table or the desk did not start, and why
+        raise client.CliError(str(e))
 
 
 # name -> (handler, argument declarer, one-line help)
@@ -278,10 +282,17 @@ def parser():
 def main(argv=None):
     a = parser().parse_args(argv)
     try:
-        return a.handler(a) or 0
+        code = a.handler(a) or 0
+        sys.stdout.flush()
+        return code
     except client.CliError as e:
         sys.stderr.write("%s: %s\n" % (a.command, e))
         return 1
+    except BrokenPipeError:
+        # The reader went away (`duelclock replay FILE | head`): stop quietly. Standard
+        # output is pointed at /dev/null so the interpreter's last flush does not fail again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141                      # as a shell reports a process ended by SIGPIPE
 
 
 if __name__ == "__main__":
