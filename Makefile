@@ -9,8 +9,9 @@ DEBS_STAMP := $(VENV)/.debs
 FONT := firmware/duelclock/font_ko.py
 # xfonts-unifont: the Hangul glyphs of the board font; mosquitto: the venue broker and the
 # MQTT tests; chromium: the dashboard's browser tests; fonts-nanum: Hangul in that browser;
-# chrony: the bench's sync reference (run with -x: it never sets the clock).
-DEBS := xfonts-unifont mosquitto mosquitto-clients chromium fonts-nanum chrony
+# chrony: the bench's sync reference (run with -x: it never sets the clock); poppler-utils:
+# the printed LP sheet's test reads Chromium's PDF with pdftotext.
+DEBS := xfonts-unifont mosquitto mosquitto-clients chromium fonts-nanum chrony poppler-utils
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 export DUELCLOCK_SHARED := $(SHARED)
 

@@ -25,6 +25,7 @@ on_path() {
 on_path mosquitto || lack "the MQTT broker mosquitto (mosquitto)"
 [ -x "$CHROMIUM" ] || lack "the browser $CHROMIUM for the dashboard tests (chromium)"
 on_path chronyd || lack "chronyd, the bench's sync reference (chrony)"
+on_path pdftotext || lack "pdftotext for the printed LP sheet's test (poppler-utils)"
 
 if [ "$missing" = 0 ]; then
     echo "setup check: ok"

@@ -43,13 +43,15 @@ def do_sheet(a):
         r.feed(json.dumps(ev))
     if r.match is None:
         raise client.CliError("no record of table %d round %d in %s" % (a.table, round_no, a.store))
+    who = {"event": store.event()["name"], "table": a.table,
+           "names": store.pairings(round_no).get(a.table)}
     if a.html:
         with open(a.html, "w", encoding="utf-8") as f:
             f.write(render_html(r.sheet, r.match.verdict(),
-                                title="table %d, round %d" % (a.table, round_no)))
+                                title="table %d, round %d" % (a.table, round_no), **who))
         print("wrote", a.html)
     else:
-        sys.stdout.write(render_text(r.sheet))
+        sys.stdout.write(render_text(r.sheet, **who))
 
 
 def _store(a):

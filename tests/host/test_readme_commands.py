@@ -336,6 +336,8 @@ def test_a_judges_round_as_written(repo):
         assert sh("duelclock export --csv", repo).splitlines()[1:] == [
             "17,3,Kim Minsu,Budi Santoso,A,2,0,B warning slow_play,ok"]
         assert sh("duelclock sheet --table 17 --html t17.html", repo) == "wrote t17.html\n"
+        page = (repo / "t17.html").read_text()
+        assert "table 17" in page and "A: Kim Minsu &middot; B: Budi Santoso" in page
     finally:
         if tables is not None:
             tables.stop()

@@ -36,9 +36,10 @@ def test_check_names_every_missing_piece_on_a_bare_machine(tmp_path):
     r = _run(env)
     assert r.returncode == 1
     lines = r.stdout.splitlines()
-    for package in ("fonts-nanum", "xfonts-unifont", "(mosquitto)", "(chromium)", "(chrony)"):
+    for package in ("fonts-nanum", "xfonts-unifont", "(mosquitto)", "(chromium)", "(chrony)",
+                    "(poppler-utils)"):
         assert sum(package in line for line in lines) == 1, (package, r.stdout)
-    assert len(lines) == 5 and "setup check: ok" not in r.stdout
+    assert len(lines) == 6 and "setup check: ok" not in r.stdout
 
 
 def test_check_names_only_the_hangul_font_when_only_it_is_missing(tmp_path):

@@ -21,3 +21,23 @@ def test_text_of_time_markers_and_a_duel_lost_without_play():
     text = render_text(s)
     assert "TIME CALLED" in text and "EXTRA TURN 1/1" in text and "SUDDEN DEATH" in text
     assert "Duel 1 - not played" in text
+
+
+def test_text_sheet_names_the_event_table_and_players_and_ends_with_signatures():
+    r, s = _sheet(RECORD)
+    lines = render_text(s, event="cup", table=17, names=("Kim Minsu", "Budi Santoso")).split("\n")
+    assert lines[1:3] == ["event cup  round %d  table 17" % s.round_no,
+                          "A: Kim Minsu   B: Budi Santoso"]
+    assert lines[-5:-1] == [
+        "Signatures: the players agree this record; the judge checked it.",
+        "  A     Kim Minsu             signature ____________________",
+        "  B     Budi Santoso          signature ____________________",
+        "  Judge ____________________  signature ____________________"]
+
+
+def test_what_the_record_does_not_know_is_a_blank_to_fill_in():
+    r, s = _sheet(RECORD)
+    lines = render_text(s).split("\n")
+    assert lines[1] == "event ____________________  round %d  table ____________________" % (
+        s.round_no)
+    assert lines[2] == "A: ____________________   B: ____________________"
