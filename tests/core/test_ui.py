@@ -185,6 +185,39 @@ def test_pause_gives_the_time_back():
     ui.resume(13 * MIN)
     assert saved[-1] == {"t": 13 * MIN, "ev": "extend", "ms": 3 * MIN}
     assert build(ui, 13 * MIN).clock == "35:00"
+    assert build(ui, 13 * MIN).message == "+3:00 from the desk"
+
+
+def test_time_the_desk_gives_is_said_for_a_few_seconds_and_marked_to_the_end():
+    ui, saved = _table()
+    assert build(ui, 10 * MIN).status == "T7 R2 no sync"
+    ui.given(10 * MIN, 3 * MIN)
+    assert saved[-1] == {"t": 10 * MIN, "ev": "extend", "ms": 3 * MIN}
+    s = build(ui, 10 * MIN + 5999)
+    assert (s.message, s.status, s.clock) == ("+3:00 from the desk", "T7 R2 +3:00 no sync",
+                                              "37:54")
+    s = build(ui, 10 * MIN + 6000)              # the notice has gone, the mark stays
+    assert (s.message, s.status) == (None, "T7 R2 +3:00 no sync")
+    ui.given(11 * MIN, 90000)
+    assert build(ui, 11 * MIN).status == "T7 R2 +4:30 no sync"
+    ui.lang = "ko"
+    ui.given(12 * MIN, MIN)
+    assert build(ui, 12 * MIN).message == "데스크 연장 +1:00"
+    ui.lang = "id"
+    ui.given(12 * MIN, MIN)
+    assert build(ui, 12 * MIN).message == "+1:00 dari meja juri"
+    ui.start_round({"t": 0, "ev": "round_start", "round": 3, "kind": "swiss"})
+    assert build(ui, 0).status == "T7 R3 tanpa sinkron"     # a new round: no mark
+
+
+def test_time_the_desk_gives_after_time_is_called_is_not_announced():
+    ui, saved = _table(limit_s=600)
+    _keys(ui, MIN, "a", "a")
+    ui.tick(10 * MIN + 100)
+    ui.given(11 * MIN, 3 * MIN)
+    s = build(ui, 11 * MIN)
+    assert saved[-1]["ev"] != "extend" and s.message != "+3:00 from the desk"
+    assert s.status == "T7 R2 no sync"
 
 
 def test_time_based_decisions_reach_the_record():

@@ -218,6 +218,14 @@ def home_lang(lang):
     return build(_in_duel(lang), 8 * MIN + 75 * SEC, SYNC_S, 80)
 
 
+def given(lang="en", shown_s=2):
+    """The desk gave 3:00 at 8:30: its notice for a few seconds, then the mark on the
+    status line above the clock for the rest of the round."""
+    ui = _in_duel(lang)
+    ui.given(8 * MIN + 30 * SEC, 3 * MIN)
+    return build(ui, 8 * MIN + (30 + shown_s) * SEC, SYNC_S)
+
+
 STATES = (
     ("no_round", no_round),
     ("pre_round", pre_round),
@@ -245,4 +253,8 @@ STATES = (
     ("home_id", lambda: home_lang("id")),
     ("time_turn_ko", lambda: time_turn("ko")),
     ("penalty_menu_ko", lambda: penalty_menu("ko")),
+    ("given", given),
+    ("given_ko", lambda: given("ko")),
+    ("given_id", lambda: given("id")),
+    ("given_later", lambda: given("en", 60)),
 )

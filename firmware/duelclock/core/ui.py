@@ -23,12 +23,13 @@
 from duelclock.core import catalogue
 from duelclock.core.lang import tr, LANGS
 from duelclock.core.match import Match
-from duelclock.core.sheet import Sheet
+from duelclock.core.sheet import Sheet, clock
 
 MAX_AMOUNT_DIGITS = 6
 PIN_TRIES = 3                   # wrong PINs before a lockout
 LOCKOUT_MS = 60000              # first lockout; each further one doubles
 MESSAGE_MS = 2500               # how long a refusal or notice stays on screen
+GIVEN_MS = 6000                 # how long "+3:00 from the desk" stays on screen
 IDLE_DIM_MS = 120000            # dim after 2 minutes without a key (the clock stays readable)
 FIVE_MIN_MS = 300000
 SHEET_ROWS = 60                 # rows of the current duel kept for the record view
@@ -91,6 +92,7 @@ class Ui:
         self.start = start
         self.sheet = Sheet(start, keep=1, max_rows=SHEET_ROWS)
         self.match = Match(start, self._on_note)
+        self.limit0_ms = self.match.limit_ms        # the view marks what was given since
         self.stack = [Home()]
         self.warned_5min = False
 
@@ -137,7 +139,14 @@ class Ui:
         span = now_ms - self.paused_at
         self.paused_at = None
         if span >= 1000:
-            self.record({"t": now_ms, "ev": "extend", "ms": span})
+            self.given(now_ms, span)
+
+    def given(self, now_ms, ms):
+        """The desk gave the table `ms` (an extension, a pause given back): recorded, and
+        said on screen for GIVEN_MS ("+3:00 from the desk")."""
+        self.now_ms = now_ms
+        if self.record({"t": now_ms, "ev": "extend", "ms": ms}):
+            self.say(self.t("given", clock(ms)), GIVEN_MS)
 
     # --- recording --------------------------------------------------------------------
 
@@ -178,8 +187,8 @@ class Ui:
         if flash_ms:
             self.alerts.append(("flash", flash_ms))
 
-    def say(self, text):
-        self.message = (text, self.now_ms + MESSAGE_MS)
+    def say(self, text, ms=MESSAGE_MS):
+        self.message = (text, self.now_ms + ms)
 
     def current_message(self, now_ms):
         if self.message is not None and now_ms < self.message[1]:
