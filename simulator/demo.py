@@ -6,6 +6,7 @@ the end land in out/demo/."""
 import argparse
 import os
 import shutil
+import signal
 import sys
 import time
 
@@ -61,6 +62,8 @@ def main(argv=None):
         print("LP sheets, screenshots and results.csv: %s" % os.path.relpath(a.out))
         print("demo took %.0f s" % (time.monotonic() - started))
         return 0 if ok and not alerting else 1
+    except KeyboardInterrupt:           # Ctrl-C: stopped, no traceback
+        return 128 + signal.SIGINT
     finally:
         room.stop()
 

@@ -290,6 +290,8 @@ def main(argv=None):
     except client.CliError as e:
         sys.stderr.write("%s: %s\n" % (a.command, e))
         return 1
+    except KeyboardInterrupt:           # Ctrl-C: what the command started is stopped
+        return 130
     except BrokenPipeError:
         # The reader went away (`duelclock replay FILE | head`): stop quietly. Standard
         # output is pointed at /dev/null so the interpreter's last flush does not fail again.

@@ -277,9 +277,30 @@ def test_sim_ended_by_a_signal_leaves_no_table_or_broker_running(repo, sig):
             os.killpg(term.proc.pid, sig)
         _until(lambda: not alive(cli), "the CLI's end")
         assert [p for p in pids if alive(p)] == []
+        assert b"Traceback" not in term.out
     finally:
         term.close()
         for p in pids:                  # a failure here leaves nothing running either
+            if alive(p):
+                os.kill(p, signal.SIGKILL)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_the_demo_ended_by_a_signal_leaves_no_table_broker_or_desk_running(tmp_path, sig):
+    # `make demo`'s program, smaller: its desk is a process of its own too.
+    term = Terminal("exec %s -m simulator.demo --tables 2 --mqtt 1 --out %s" % (
+        sys.executable, tmp_path / "demo"), ROOT)
+    pids = []
+    try:
+        term.wait_for(rb"round 1 starts at desk time", 120)
+        pids = [p for p in descendants(term.proc.pid) if alive(p)]
+        assert len(pids) >= 4                       # two tables, the broker, the desk
+        os.kill(term.proc.pid, sig)
+        assert term.proc.wait(60) == 128 + sig
+        _until(lambda: not [p for p in pids if alive(p)], "every process the demo started")
+    finally:
+        term.close()
+        for p in pids:
             if alive(p):
                 os.kill(p, signal.SIGKILL)
 
