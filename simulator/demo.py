@@ -77,11 +77,15 @@ def _results(room, scripts):
     for v in sorted(s["tables"], key=lambda v: v["table"]):
         want = expected(scripts[v["table"]])
         wins = v.get("wins") or {"A": 0, "B": 0}
-        if v["alerts"]:
+        alerts = " ".join(v["alerts"])
+        table = room.tables[v["table"]]
+        if not table.alive:             # the firmware's process ended: its last words
+            alerts += " stopped: " + table.why()
+        if alerts:
             alerting.append(v["table"])
         rows.append("%5d  %-11s  %d-%d   %-11s  %-8s  %6s / %-13s  %s" % (
             v["table"], v["result"], wins["A"], wins["B"], want["result"], v["verified"],
-            v["sync_err_ms"], v["sync_age_ms"], " ".join(v["alerts"]) or "none"))
+            v["sync_err_ms"], v["sync_age_ms"], alerts.strip() or "none"))
     rows.append("alerts at the end: %s" % (
         "none" if not alerting else "tables " + " ".join(map(str, alerting))))
     return "\n".join(rows), alerting
