@@ -57,6 +57,7 @@ class SimTable:
         self.flash = os.path.join(self.dir, "flash.img")
         self.fb = os.path.join(self.dir, "fb.raw")
         self.config = os.path.join(self.dir, "duelclock.json")
+        self.log = os.path.join(self.dir, "stderr.log")     # the firmware's stderr
         cfg = {"table": number, "key": key_hex, "lang": lang, "event": event,
                "pins": pins or {"floor": "1111", "head": "2222"}, "link": link}
         if link == "mqtt":
@@ -88,7 +89,6 @@ class SimTable:
                    DUELCLOCK_SIM_SIZE=self.size, DUELCLOCK_SIM_SPEED=repr(self.speed),
                    DUELCLOCK_SIM_PPM=repr(self.ppm),
                    DUELCLOCK_SIM_KEYS="socket://127.0.0.1:%d" % self._keys_srv.getsockname()[1])
-        self.log = os.path.join(self.dir, "stderr.log")
         err = open(self.log, "ab")
         self.proc = subprocess.Popen(
             [build.UPY, "-X", "heapsize=%s" % HEAP, "-c", BOOT],
