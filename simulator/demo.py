@@ -15,6 +15,19 @@ from simulator.scripts import room_scripts, expected
 from simulator.table import wait_for
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# The round's pairings: the players' names on the tables and on the printed LP sheets.
+PLAYERS = ("Kim Minsu", "Budi Santoso", "Lee Jiwoo", "Sari Dewi", "Park Seoyeon",
+           "Agus Pratama", "Choi Hyun", "Dewi Lestari", "Jung Hana", "Rizky Ramadhan",
+           "Kang Jisoo", "Putri Ayu", "Yoon Taemin", "Fajar Nugroho", "Han Yuna", "Wahyu Hidayat")
+
+
+def _pairings(path, tables):
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("table,player_a,player_b\n")
+        for n in range(1, tables + 1):
+            f.write("%d,%s,%s\n" % (n, PLAYERS[(2 * n - 2) % len(PLAYERS)],
+                                     PLAYERS[(2 * n - 1) % len(PLAYERS)]))
+    return path
 
 
 def main(argv=None):
@@ -34,7 +47,9 @@ def main(argv=None):
     try:
         room.start()
         print("dashboard: %s/   (or: duelclock status --desk %s)" % (room.api, room.api))
-        print(room.start_round(1, seating=True, limit="45m", cap="30m", at="+2m"), end="")
+        print(room.start_round(1, seating=True, limit="45m", cap="30m", at="+2m",
+                               pairings=_pairings(os.path.join(a.out, "pairings.csv"),
+                                                  a.tables)), end="")
         shots = {}
 
         def shoot(tag):
