@@ -4,6 +4,13 @@
 import gc
 import sys
 
+# MicroPython: collect after every 4 KB allocated. Compiling the rules engine from source
+# leaves its garbage between live bytecode, and a 64 KB heap then lacks a free 2 KB block
+# (smallest heap for a replay from source, 64-bit unix port: 66 KB without, 59 KB with).
+if hasattr(gc, "threshold"):
+    gc.threshold(4096)
+
+from duelclock.core.jsonio import write_verdict
 from duelclock.core.record import MAX_LINE_BYTES, RecordError
 from duelclock.core.replay import Replay
 
@@ -56,20 +63,39 @@ def replay_file(path, with_sheet=False):
     return r
 
 
+def _rejections(path, r):
+    """Feed the record at `path` to Replay `r`; yields after each line the rejection it
+    got, (index, why), taken off r.rejected so none are kept, or None."""
+    with open(path, "rb") as f:
+        for line in read_lines(f):
+            r.feed(line)
+            yield r.rejected.pop() if r.rejected else None
+
+
 def main(argv):
     if len(argv) != 1:
         sys.stderr.write("usage: replay FILE\n")
         return 2
+    r = Replay()
     try:
-        r = replay_file(argv[0])
+        for _ in _rejections(argv[0], r):
+            pass                  # first pass: the match, its rejections let go
+        if r.match is None:
+            raise RecordError("not a match record: no events")
     except RecordError as e:
         sys.stderr.write("replay: %s\n" % e)
         return 2
     except OSError as e:
         sys.stderr.write("replay: cannot read %s: %s\n" % (argv[0], e))
         return 2
-    gc.collect()              # a 64 KB heap is fragmented by then: compact before the big string
-    print(r.verdict_json())
+    v = r.match.verdict()
+    r = None
+    gc.collect()
+    # The second pass finds the rejections again and each is written as it comes: neither
+    # the verdict nor the list of rejections is ever held whole, so any number of them fits
+    # a 64 KB heap (held whole, 300 short ones did not).
+    write_verdict(sys.stdout.write, v, (x for x in _rejections(argv[0], Replay()) if x is not None))
+    sys.stdout.write("\n")
     return 0
 
 
