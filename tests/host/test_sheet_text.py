@@ -21,3 +21,21 @@ def test_text_of_time_markers_and_a_duel_lost_without_play():
     text = render_text(s)
     assert "TIME CALLED" in text and "EXTRA TURN 1/1" in text and "SUDDEN DEATH" in text
     assert "Duel 1 - not played" in text
+
+
+def test_text_of_penalties_for_both_and_after_the_match():
+    r, s = _sheet([
+        '{"t":0,"ev":"round_start","round":1,"kind":"swiss"}',
+        '{"t":1,"ev":"penalty","p":"both","kind":"duel_loss","code":"deck_size"}',
+        '{"t":2,"ev":"duel_start","first":"A"}',
+        '{"t":3,"ev":"lp","B":-8000}',
+        '{"t":4,"ev":"duel_start","first":"A"}',
+        '{"t":5,"ev":"lp","B":-8000}',
+        '{"t":6,"ev":"penalty","p":"B","kind":"warning","code":"unsporting"}',
+    ])
+    text = render_text(s)
+    assert "PENALTY A: duel loss, deck_size" in text and "PENALTY B: duel loss, deck_size" in text
+    assert "DUEL OVER: lost by both (penalty)" in text
+    lines = text.split("\n")
+    over = [i for i, l in enumerate(lines) if "MATCH OVER: A wins the match" in l][0]
+    assert "PENALTY B: warning, unsporting (after the match)" in "\n".join(lines[over:])
