@@ -15,6 +15,7 @@ from duelclock.core.record import MAX_LINE_BYTES, RecordError
 from duelclock.core.replay import Replay
 
 CHUNK_BYTES = 512
+KEPT_REJECTIONS = 64     # held from the first pass; more are found again by a second
 
 
 def read_lines(f):
@@ -52,24 +53,30 @@ def read_lines(f):
         yield bytes(line[:n])
 
 
-def replay_file(path, with_sheet=False):
-    """The finished Replay of the record at `path` (RecordError if it is not one)."""
-    r = Replay(with_sheet)
+def _fed(path, r):
+    """Feed the record at `path` to Replay `r`, yielding after each line."""
     with open(path, "rb") as f:
         for line in read_lines(f):
             r.feed(line)
+            yield
+
+
+def replay_file(path, with_sheet=False):
+    """The finished Replay of the record at `path` (RecordError if it is not one)."""
+    r = Replay(with_sheet)
+    for _ in _fed(path, r):
+        pass
     if r.match is None:
         raise RecordError("not a match record: no events")
     return r
 
 
-def _rejections(path, r):
-    """Feed the record at `path` to Replay `r`; yields after each line the rejection it
-    got, (index, why), taken off r.rejected so none are kept, or None."""
-    with open(path, "rb") as f:
-        for line in read_lines(f):
-            r.feed(line)
-            yield r.rejected.pop() if r.rejected else None
+def _rejections(path):
+    # The record's rejections, (index, why), found by a second replay one at a time.
+    r = Replay()
+    for _ in _fed(path, r):
+        if r.rejected:
+            yield r.rejected.pop()
 
 
 def main(argv):
@@ -77,9 +84,12 @@ def main(argv):
         sys.stderr.write("usage: replay FILE\n")
         return 2
     r = Replay()
+    many = False              # more rejections than KEPT_REJECTIONS: let go, found again
     try:
-        for _ in _rejections(argv[0], r):
-            pass                  # first pass: the match, its rejections let go
+        for _ in _fed(argv[0], r):
+            if len(r.rejected) > KEPT_REJECTIONS:
+                r.rejected = []
+                many = True
         if r.match is None:
             raise RecordError("not a match record: no events")
     except RecordError as e:
@@ -88,13 +98,13 @@ def main(argv):
     except OSError as e:
         sys.stderr.write("replay: cannot read %s: %s\n" % (argv[0], e))
         return 2
-    v = r.match.verdict()
+    v, rejected = r.match.verdict(), r.rejected
     r = None
     gc.collect()
-    # The second pass finds the rejections again and each is written as it comes: neither
-    # the verdict nor the list of rejections is ever held whole, so any number of them fits
-    # a 64 KB heap (held whole, 300 short ones did not).
-    write_verdict(sys.stdout.write, v, (x for x in _rejections(argv[0], Replay()) if x is not None))
+    # Written in pieces, the rejections of a long list as a second replay finds them: the
+    # verdict is never held whole, nor a long list, so any number of them fits a 64 KB heap
+    # (held whole, 300 short ones did not). Few: no second pass (the input may be a pipe).
+    write_verdict(sys.stdout.write, v, _rejections(argv[0]) if many else rejected)
     sys.stdout.write("\n")
     return 0
 
