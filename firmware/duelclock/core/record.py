@@ -1,9 +1,10 @@
 # The match record: events in the interchange form of shared/spec/events.md.
 #
 # Pure and MicroPython-compatible: no I/O. `parse_line` turns one JSON line into an
-# event dict or a reason (`read_line` only decodes it); `check_event` validates the keys and types of one event; the
-# `dumps_*` helpers write JSON with a fixed key order so CPython and MicroPython print
-# byte-identical verdicts (MicroPython dicts do not keep insertion order).
+# event dict or a reason (`read_line` only decodes it); `check_event` validates the keys
+# and types of one event; the `dumps_*` helpers write JSON with a fixed key order so
+# CPython and MicroPython print byte-identical verdicts (MicroPython dicts do not keep
+# insertion order).
 import json
 
 from duelclock.core.jsonio import strict_json
@@ -183,11 +184,12 @@ def read_line(line):
     if len(line) > MAX_LINE_BYTES:
         return None, "line longer than %d bytes" % MAX_LINE_BYTES
     try:
-        if type(line) is not str:
-            line = line.decode()
-        if not strict_json(line):
+        if type(line) is str:
+            line = line.encode()
+        text = line.decode()                      # raises on bad UTF-8
+        if not strict_json(line):                 # reads the bytes (see jsonio)
             return None, "not JSON"
-        return json.loads(line), None
+        return json.loads(text), None
     except (ValueError, UnicodeError):
         return None, "not JSON"
 
