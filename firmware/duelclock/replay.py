@@ -4,10 +4,18 @@
 import gc
 import sys
 
+# MicroPython: collect after every 4 KB allocated. Compiling the rules engine from source
+# leaves its garbage between live bytecode, and a 64 KB heap then lacks a free 2 KB block
+# (smallest heap for a replay from source, 64-bit unix port: 66 KB without, 59 KB with).
+if hasattr(gc, "threshold"):
+    gc.threshold(4096)
+
+from duelclock.core.jsonio import write_verdict
 from duelclock.core.record import MAX_LINE_BYTES, RecordError
 from duelclock.core.replay import Replay
 
 CHUNK_BYTES = 512
+KEPT_REJECTIONS = 64     # held from the first pass; more are found again by a second
 
 
 def read_lines(f):
@@ -45,31 +53,59 @@ def read_lines(f):
         yield bytes(line[:n])
 
 
-def replay_file(path, with_sheet=False):
-    """The finished Replay of the record at `path` (RecordError if it is not one)."""
-    r = Replay(with_sheet)
+def _fed(path, r):
+    """Feed the record at `path` to Replay `r`, yielding after each line."""
     with open(path, "rb") as f:
         for line in read_lines(f):
             r.feed(line)
+            yield
+
+
+def replay_file(path, with_sheet=False):
+    """The finished Replay of the record at `path` (RecordError if it is not one)."""
+    r = Replay(with_sheet)
+    for _ in _fed(path, r):
+        pass
     if r.match is None:
         raise RecordError("not a match record: no events")
     return r
+
+
+def _rejections(path):
+    # The record's rejections, (index, why), found by a second replay one at a time.
+    r = Replay()
+    for _ in _fed(path, r):
+        if r.rejected:
+            yield r.rejected.pop()
 
 
 def main(argv):
     if len(argv) != 1:
         sys.stderr.write("usage: replay FILE\n")
         return 2
+    r = Replay()
+    many = False              # more rejections than KEPT_REJECTIONS: let go, found again
     try:
-        r = replay_file(argv[0])
+        for _ in _fed(argv[0], r):
+            if len(r.rejected) > KEPT_REJECTIONS:
+                r.rejected = []
+                many = True
+        if r.match is None:
+            raise RecordError("not a match record: no events")
     except RecordError as e:
         sys.stderr.write("replay: %s\n" % e)
         return 2
     except OSError as e:
         sys.stderr.write("replay: cannot read %s: %s\n" % (argv[0], e))
         return 2
-    gc.collect()              # a 64 KB heap is fragmented by then: compact before the big string
-    print(r.verdict_json())
+    v, rejected = r.match.verdict(), r.rejected
+    r = None
+    gc.collect()
+    # Written in pieces, the rejections of a long list as a second replay finds them: the
+    # verdict is never held whole, nor a long list, so any number of them fits a 64 KB heap
+    # (held whole, 300 short ones did not). Few: no second pass (the input may be a pipe).
+    write_verdict(sys.stdout.write, v, _rejections(argv[0]) if many else rejected)
+    sys.stdout.write("\n")
     return 0
 
 

@@ -48,6 +48,8 @@ def describe(row):
         return "%s seated" % row[2]
     if k == "penalty":
         how = " (3rd warning)" if row[6] else (" (by the clock)" if row[5] else "")
+        if row[7]:
+            how += " (after the match)"
         return "PENALTY %s: %s, %s%s" % (row[2], KIND_TEXT[row[3]], row[4], how)
     if k == "void":
         return "VOIDED %s: %s, %s" % (row[2], KIND_TEXT[row[3]], row[4])

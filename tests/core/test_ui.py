@@ -299,3 +299,32 @@ def test_a_player_calls_a_judge_until_a_pin_is_entered():
     assert ui.judge_called and build(ui, MIN).message == "JUDGE CALLED"
     _keys(ui, MIN, "menu", "3", "1", "1", "1", "1", "ok")   # between duels Judge is 3rd
     assert not ui.judge_called
+
+
+def test_a_judge_gives_one_penalty_to_both_players():
+    ui, saved = _table()
+    _keys(ui, MIN, "a", "a", "menu", "down", "down", "down", "a", "1", "1", "1", "1", "ok", "a")
+    assert [label for label, _ in ui.stack[-1].items] == ["A", "B", "Both"]
+    _keys(ui, MIN, "down", "down", "menu")                # Both (a, b pick A, B; menu: ok)
+    assert build(ui, MIN).title == "Penalty Both"
+    _keys(ui, MIN, "a", "a")                              # deck_size, duel loss (usual)
+    assert saved[-1] == {"t": MIN, "ev": "penalty", "p": "both", "kind": "duel_loss",
+                         "code": "deck_size", "judge": "floor"}
+    assert ui.match.verdict()["duels"] == [{"winner": "none", "by": "penalty"}]
+
+
+def test_the_judge_menu_stays_open_after_the_match():
+    ui, saved = _table()
+    _keys(ui, MIN, "a", "a", "b", "8", "000", "ok")       # duel 1 to A
+    _keys(ui, 2 * MIN, "b", "b", "b", "8", "000", "ok")   # duel 2 to A: over
+    assert ui.match.over
+    _keys(ui, 3 * MIN, "menu")
+    labels = [label for label, _ in ui.stack[-1].items]
+    assert "Judge" in labels
+    _keys(ui, 3 * MIN, str(labels.index("Judge") + 1), "2", "2", "2", "2", "ok", "a", "b")
+    _keys(ui, 3 * MIN, "a", "a")                          # deck_size, duel loss: carries on
+    assert saved[-1]["ev"] == "penalty" and saved[-1]["p"] == "B"
+    assert ui.match.verdict()["penalties"] == [
+        {"p": "B", "kind": "duel_loss", "code": "deck_size", "after_match": True}]
+    assert ui.match.verdict()["result"] == "A"
+    assert ui.sheet.sections[-1].rows[-1][0] == "penalty"

@@ -41,3 +41,21 @@ def test_what_the_record_does_not_know_is_a_blank_to_fill_in():
     assert lines[1] == "event ____________________  round %d  table ____________________" % (
         s.round_no)
     assert lines[2] == "A: ____________________   B: ____________________"
+
+
+def test_text_of_penalties_for_both_and_after_the_match():
+    r, s = _sheet([
+        '{"t":0,"ev":"round_start","round":1,"kind":"swiss"}',
+        '{"t":1,"ev":"penalty","p":"both","kind":"duel_loss","code":"deck_size"}',
+        '{"t":2,"ev":"duel_start","first":"A"}',
+        '{"t":3,"ev":"lp","B":-8000}',
+        '{"t":4,"ev":"duel_start","first":"A"}',
+        '{"t":5,"ev":"lp","B":-8000}',
+        '{"t":6,"ev":"penalty","p":"B","kind":"warning","code":"unsporting"}',
+    ])
+    text = render_text(s)
+    assert "PENALTY A: duel loss, deck_size" in text and "PENALTY B: duel loss, deck_size" in text
+    assert "DUEL OVER: lost by both (penalty)" in text
+    lines = text.split("\n")
+    over = [i for i, l in enumerate(lines) if "MATCH OVER: A wins the match" in l][0]
+    assert "PENALTY B: warning, unsporting (after the match)" in "\n".join(lines[over:])

@@ -13,7 +13,9 @@ BIN = os.path.dirname(sys.executable)
 
 COMMANDS = {
     "cpython": [os.path.join(BIN, "duelclock"), "replay"],
-    "micropython": ["env", "MICROPYPATH=" + upy_path(), UPY, "-m", "duelclock.replay"],
+    # The heap the issue holds the board's replay to (64-bit unix port: about twice as tight
+    # as 64 KB on a 32-bit board), the firmware loaded from source.
+    "micropython": ["env", "MICROPYPATH=" + upy_path(), UPY, "-X", "heapsize=64k", "-m", "duelclock.replay"],
 }
 
 

@@ -198,6 +198,24 @@ def penalty_menu(lang="en"):
     return build(ui, 9 * MIN, SYNC_S)
 
 
+def penalty_player(lang="en"):
+    """A judge's penalty: A, B, or one penalty for both players; the cursor on Both."""
+    ui = _in_duel(lang)
+    _pin(ui, 9 * MIN)
+    keys(ui, 9 * MIN, "1", "1", "1", "1", "ok", "a", "down", "down")
+    return build(ui, 9 * MIN, SYNC_S)
+
+
+def after_match_judge(lang="en"):
+    """The match is over (Budi won in sudden death) and the judge menu is still open: a
+    penalty given now is recorded after the match."""
+    ui = _sudden_death()
+    keys(ui, 11 * MIN + 50 * SEC, "a", "1", "00", "ok", "turn")
+    ui.lang = lang
+    keys(ui, 12 * MIN, "menu", "down", "a", "2", "2", "2", "2", "ok")   # Record, Judge
+    return build(ui, 12 * MIN, SYNC_S)
+
+
 def message():
     """Kim may not surrender at 1-0 down... Budi leads 1-0: Kim's surrender is refused."""
     ui = table()
@@ -257,4 +275,10 @@ STATES = (
     ("given_ko", lambda: given("ko")),
     ("given_id", lambda: given("id")),
     ("given_later", lambda: given("en", 60)),
+    ("penalty_player", penalty_player),
+    ("penalty_player_ko", lambda: penalty_player("ko")),
+    ("penalty_player_id", lambda: penalty_player("id")),
+    ("after_match_judge", after_match_judge),
+    ("after_match_judge_ko", lambda: after_match_judge("ko")),
+    ("after_match_judge_id", lambda: after_match_judge("id")),
 )

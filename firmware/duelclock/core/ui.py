@@ -17,6 +17,7 @@
 #                  Duel over --> Pick winner --> Both confirm --> duel_end
 #                  Surrender --> Pick player --> Both confirm --> surrender (or the rule's reason)
 #                  Judge --> Pin --(floor|head)--> Judge menu: Penalty | LP fix | Void | Extend
+#                                                  Penalty --> A | B | Both --> code --> kind
 #
 # Nothing is recorded that nobody confirmed: every event leaves through `_record`, which only
 # frames reached by an explicit ok (or a player's own key) call.
@@ -347,7 +348,8 @@ class Menu:
 
 
 class PickAB(Menu):
-    """A choice between A and B (and maybe more): a and b pick directly."""
+    """A choice between A and B (and maybe more: Draw, Both): a and b pick directly; ok, or
+    menu on boards without an ok key, picks the item under the cursor."""
 
     def key(self, ui, k):
         if k in ("a", "b"):
@@ -355,7 +357,7 @@ class PickAB(Menu):
                 if label == k.upper():
                     action(ui)
                     return
-        Menu.key(self, ui, k)
+        Menu.key(self, ui, "ok" if k == "menu" else k)
 
 
 class Confirm:
@@ -525,7 +527,10 @@ def pick_surrender(ui):
 
 
 def judge_menu(ui, role):
-    items = [(ui.t("penalty"), lambda u: u.push(_pick_player(u, lambda u2, p: u2.push(_pick_code(u2, role, p)))))]
+    # Open after the match too, until the next round starts: a penalty then is recorded
+    # (after_match) and changes nothing else (rules.md 5).
+    items = [(ui.t("penalty"), lambda u: u.push(_pick_player(u, lambda u2, p: u2.push(_pick_code(u2, role, p)),
+                                                             True)))]
     if ui.match is not None and ui.match.in_duel:
         items.append((ui.t("lp_fix"), lambda u: u.push(_pick_player(u, _fix_for))))
     items.append((ui.t("void"), lambda u: u.push(_pick_player(u, _void))))
@@ -535,8 +540,11 @@ def judge_menu(ui, role):
     return items
 
 
-def _pick_player(ui, then):
-    return PickAB([(p, (lambda q: lambda u: then(u, q))(p)) for p in ("A", "B")], ui.t("which_player"))
+def _pick_player(ui, then, both=False):
+    items = [(p, (lambda q: lambda u: then(u, q))(p)) for p in ("A", "B")]
+    if both:                    # one penalty for both players at once (p "both", rules.md 5)
+        items.append((ui.t("both"), lambda u: then(u, "both")))
+    return PickAB(items, ui.t("which_player"))
 
 
 def _pick_code(ui, role, p):
@@ -544,7 +552,7 @@ def _pick_code(ui, role, p):
     items = []
     for code in catalogue.codes(rules):
         items.append((catalogue.name(code, ui.lang), (lambda c: lambda u: u.push(_pick_kind(u, role, p, c)))(code)))
-    return Menu(items, ui.t("penalty") + " " + p)
+    return Menu(items, ui.t("penalty") + " " + (ui.t("both") if p == "both" else p))
 
 
 def _pick_kind(ui, role, p, code):
