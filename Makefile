@@ -5,11 +5,14 @@ SHARED ?= $(abspath ../shared)
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cksum < pyproject.toml | cut -d' ' -f1)
-DEBS_STAMP := $(VENV)/.debs
 FONT := firmware/duelclock/font_ko.py
 # xfonts-unifont: the Hangul glyphs of the board font; mosquitto: the venue broker and the
-# MQTT tests; chromium: the dashboard's browser tests.
-DEBS := xfonts-unifont mosquitto mosquitto-clients chromium fonts-nanum chrony
+# MQTT tests; chromium: the dashboard's browser tests; fonts-nanum: Hangul in that browser;
+# chrony: the bench's sync reference (run with -x: it never sets the clock); poppler-utils:
+# the printed LP sheet's test reads Chromium's PDF with pdftotext.
+DEBS := xfonts-unifont mosquitto mosquitto-clients chromium fonts-nanum chrony poppler-utils
+# named by the list: a package added to DEBS is installed on a machine set up before
+DEBS_STAMP := $(VENV)/.debs-$(shell echo '$(DEBS)' | cksum | cut -d' ' -f1)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 export DUELCLOCK_SHARED := $(SHARED)
 
@@ -29,13 +32,16 @@ $(DEBS_STAMP): | $(STAMP)
 	  echo "installing Debian packages:$$missing"; \
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
 	fi
+	rm -f $(VENV)/.debs*
 	touch $@
 
 # The board font is a build product: the Hangul glyphs the screen text uses, from unifont.
 $(FONT): host_tools/duelclock_desk/mkfont.py firmware/duelclock/core/lang.py firmware/duelclock/core/catalogue.py | $(STAMP) $(DEBS_STAMP)
 	$(PY) -m duelclock_desk.mkfont
 
+# Ends with a check that names anything still missing (host_tools/check_setup.sh) and fails.
 setup: $(STAMP) $(DEBS_STAMP) $(FONT)
+	@host_tools/check_setup.sh
 
 # CPython suite (core, desk, vectors, goldens) and the core suite again under real MicroPython.
 test: setup

@@ -13,7 +13,7 @@ import termios
 import time
 import tty
 
-from simulator.room import Room
+from simulator.room import Room, end_on_signals
 from simulator.screens import fb_to_image
 
 KEYS = {"a": "a", "b": "b", "z": "00", "x": "000", "\r": "ok", "\n": "ok", "\x7f": "back",
@@ -46,21 +46,25 @@ def read_key(fd):
 def run(tables, workdir, speed=1.0, mqtt=0):
     room = Room(workdir, serial_tables=tables - mqtt, mqtt_tables=mqtt, speed=speed,
                 ppm_spread=50.0)
-    room.start_tables()
-    links = " ".join("--link " + t.serial_url for t in room.tables.values() if t.link == "serial")
-    broker = " --broker " + room.broker.url if room.broker else " --broker off"
-    print("tables are up. In a second terminal run the desk:\n  duelclock desk --key %s "
-          "--store %s %s%s\nthen: duelclock round start --round 1" % (
-              room.key_file, room.store, links, broker), flush=True)
+    end_on_signals()
     fd = sys.stdin.fileno()
     tty_mode = termios.tcgetattr(fd) if os.isatty(fd) else None
-    current = min(room.tables)
     try:
+        room.start_tables()
+        links = " ".join("--link " + t.serial_url for t in room.tables.values()
+                         if t.link == "serial")
+        broker = " --broker " + room.broker.url if room.broker else " --broker off"
+        print("tables are up. In a second terminal run the desk:\n  duelclock desk --key %s "
+              "--store %s %s%s\nthen: duelclock round start --round 1" % (
+                  room.key_file, room.store, links, broker), flush=True)
+        current = min(room.tables)
         if tty_mode:
             tty.setcbreak(fd)
         while True:
             table = room.tables[current]
             out = ["\x1b[H\x1b[2J", "table %d  (%s)   %s" % (current, table.link, HELP)]
+            if not table.alive:
+                out.append("table %d has stopped: %s" % (current, table.why()))
             if os.path.exists(table.fb):
                 with open(table.fb, "rb") as f:
                     raw = f.read()
@@ -78,7 +82,7 @@ def run(tables, workdir, speed=1.0, mqtt=0):
             if key == "\t":
                 order = sorted(room.tables)
                 current = order[(order.index(current) + 1) % len(order)]
-            elif key:
+            elif key and table.alive:
                 table.press(key)
             time.sleep(0.02)
     finally:

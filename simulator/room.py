@@ -15,6 +15,7 @@ to +/-ppm_spread.
 import json
 import os
 import random
+import signal
 import subprocess
 import sys
 import threading
@@ -29,15 +30,27 @@ BIN = os.path.dirname(sys.executable)
 DUELCLOCK = os.path.join(BIN, "duelclock")
 
 
+def end_on_signals():
+    """SIGTERM and SIGHUP (its terminal closed) end the program as Ctrl-C does: through its
+    `finally`, which stops every table, broker and desk it started (the tables run in their
+    own sessions: no signal of the terminal's reaches them). Call from the main thread."""
+    def end(signum, frame):
+        for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+            signal.signal(sig, signal.SIG_IGN)          # the clean-up is not cut short
+        raise SystemExit(128 + signum)
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, end)
+
+
 class Room:
     def __init__(self, workdir, serial_tables=8, mqtt_tables=0, speed=30.0, ppm_spread=100.0,
                  seed=1, size="240x135", event="sim"):
-        self.dir = workdir
-        os.makedirs(workdir, exist_ok=True)
+        self.dir = os.path.abspath(workdir)     # the desk and the tables run elsewhere
+        os.makedirs(self.dir, exist_ok=True)
         self.speed = speed
         self.event = event
-        self.key_file = os.path.join(workdir, "event.key")
-        self.store = os.path.join(workdir, "desk.sqlite")
+        self.key_file = os.path.join(self.dir, "event.key")
+        self.store = os.path.join(self.dir, "desk.sqlite")
         self.broker = None
         self.desk = None
         self.api = None

@@ -25,10 +25,13 @@ from simulator.screens import fb_to_image
 # The 64-bit unix port needs about 300 KB for the app at 240x135: the 65 KB framebuffer, and
 # the firmware's bytecode, which a board keeps in flash (frozen) but .mpy files load into RAM.
 HEAP = "512k"
-# main.py on a board; a crash's traceback goes to stderr here, not into the serial stream.
-BOOT = """import sys, board
-from duelclock import app
+START_TIMEOUT_S = 20          # from the process's start to its keys' connection
+# main.py on a board; a crash's traceback (at import too) goes to stderr.log here, not into
+# the serial stream.
+BOOT = """import sys
 try:
+    import board
+    from duelclock import app
     app.main(board)
 except BaseException as e:
     sys.print_exception(e, sys.stderr)
@@ -48,12 +51,14 @@ class SimTable:
     def __init__(self, number, workdir, key_hex, speed=1.0, ppm=0.0, link="serial",
                  broker=None, event="event", size="240x135", pins=None, lang="en"):
         self.number = number
-        self.dir = os.path.join(workdir, "table%02d" % number)
+        # absolute: the table runs in its own directory, the files are named from there
+        self.dir = os.path.abspath(os.path.join(workdir, "table%02d" % number))
         os.makedirs(self.dir, exist_ok=True)
         self.speed, self.ppm, self.size = speed, ppm, size
         self.flash = os.path.join(self.dir, "flash.img")
         self.fb = os.path.join(self.dir, "fb.raw")
         self.config = os.path.join(self.dir, "duelclock.json")
+        self.log = os.path.join(self.dir, "stderr.log")     # the firmware's stderr
         # What `duelclock deploy` writes: the table's own key and hashed PINs.
         cfg = {"table": number, "key": table_secret(key_hex, number), "lang": lang,
                "event": event, "pins": hash_pins(pins or {"floor": "1111", "head": "2222"}),
@@ -87,15 +92,36 @@ class SimTable:
                    DUELCLOCK_SIM_SIZE=self.size, DUELCLOCK_SIM_SPEED=repr(self.speed),
                    DUELCLOCK_SIM_PPM=repr(self.ppm),
                    DUELCLOCK_SIM_KEYS="socket://127.0.0.1:%d" % self._keys_srv.getsockname()[1])
-        err = open(os.path.join(self.dir, "stderr.log"), "ab")
+        err = open(self.log, "ab")
         self.proc = subprocess.Popen(
             [build.UPY, "-X", "heapsize=%s" % HEAP, "-c", BOOT],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, env=env, cwd=self.dir,
             start_new_session=True)
         err.close()
-        self._keys_srv.settimeout(20)
-        self._keys, _ = self._keys_srv.accept()
+        # The board connects its keys once it is up; a table that dies first says why.
+        self._keys_srv.settimeout(0.2)
+        end = time.monotonic() + START_TIMEOUT_S
+        while self._keys is None:
+            try:
+                self._keys, _ = self._keys_srv.accept()
+            except socket.timeout:
+                if self.proc.poll() is not None or time.monotonic() > end:
+                    self.power_cut()
+                    raise RuntimeError("table %d did not start: %s" % (self.number, self.why()))
         threading.Thread(target=self._pump_out, args=(self.proc,), daemon=True).start()
+
+    def why(self):
+        """What ended the table: the last line of its stderr.log (a traceback's last line),
+        or its exit status."""
+        try:
+            with open(self.log, "rb") as f:
+                lines = f.read().decode("utf-8", "replace").strip().splitlines()
+        except OSError:
+            lines = []
+        code = self.proc.poll() if self.proc is not None else None
+        said = lines[-1] if lines else "nothing in its log"
+        return "%s (%s; %s)" % (said, "still running" if code is None else "exit %d" % code,
+                                self.log)
 
     def power_cut(self):
         """Cut the power mid-whatever: SIGKILL, nothing flushed that was not."""

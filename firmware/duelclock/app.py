@@ -243,8 +243,7 @@ class Table:
         t = self.round_ms()
         m = self.ui.match
         if t is not None and m is not None and m.round_no == msg["round"]:
-            self.ui.now_ms = t
-            self.ui.record({"t": t, "ev": "extend", "ms": msg["ms"]})
+            self.ui.given(t, msg["ms"])
 
     def _cmd_rules(self, msg):
         self.ui.extend_ok = msg["settings"].get("extend_ok") is True

@@ -118,7 +118,7 @@ class Service:
             clock.resume(store.clock_mark())
             store.set_clock_mark(self._mark())
             store.commit()
-        self.desk = Desk(store, self.key, event, clock, links, self._changed)
+        self.desk = Desk(store, self.key, event, clock, links, self._changed, self.speed)
         queue = asyncio.Queue()
         sink = ThreadSink(clock, asyncio.get_running_loop(), queue)
         for link in links:

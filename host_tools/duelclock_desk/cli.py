@@ -44,15 +44,18 @@ def do_sheet(a):
         r.feed(json.dumps(ev))
     if r.match is None:
         raise client.CliError("no record of table %d round %d in %s" % (a.table, round_no, a.store))
+    who = {"event": store.event()["name"], "table": a.table,
+           "names": store.pairings(round_no).get(a.table)}
     flags = store.flags(a.table, round_no)
     if a.html:
         page = render_html(r.sheet, r.match.verdict(),
-                           title="table %d, round %d" % (a.table, round_no))
+                           title="table %d, round %d" % (a.table, round_no), **who)
         with open(a.html, "w", encoding="utf-8") as f:
             f.write(page.replace("</body>", record_flags.html(flags) + "</body>"))
         print("wrote", a.html)
     else:
-        sys.stdout.write(render_text(r.sheet) + "".join(l + "\n" for l in record_flags.lines(flags)))
+        sys.stdout.write(render_text(r.sheet, **who)
+                         + "".join(l + "\n" for l in record_flags.lines(flags)))
 
 
 def _store(a):
@@ -243,11 +246,15 @@ def _args_sim(p):
 
 
 def do_sim(a):
-    if a.interactive:
-        from simulator import interactive
-        return interactive.run(a.tables, a.dir, a.speed or 1.0, a.mqtt)
-    from simulator import demo
-    return demo.main(["--tables", str(a.tables), "--mqtt", str(a.mqtt), "--speed", str(a.speed or 40.0)])
+    try:
+        if a.interactive:
+            from simulator import interactive
+            return interactive.run(a.tables, a.dir, a.speed or 1.0, a.mqtt)
+        from simulator import demo
+        return demo.main(["--tables", str(a.tables), "--mqtt", str(a.mqtt),
+                          "--speed", str(a.speed or 40.0)])
+    except RuntimeError as e:           # a table or the desk did not start, and why
+        raise client.CliError(str(e))
 
 
 # name -> (handler, argument declarer, one-line help)
@@ -283,10 +290,19 @@ def parser():
 def main(argv=None):
     a = parser().parse_args(argv)
     try:
-        return a.handler(a) or 0
+        code = a.handler(a) or 0
+        sys.stdout.flush()
+        return code
     except client.CliError as e:
         sys.stderr.write("%s: %s\n" % (a.command, e))
         return 1
+    except KeyboardInterrupt:           # Ctrl-C: what the command started is stopped
+        return 130
+    except BrokenPipeError:
+        # The reader went away (`duelclock replay FILE | head`): stop quietly. Standard
+        # output is pointed at /dev/null so the interpreter's last flush does not fail again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141                      # as a shell reports a process ended by SIGPIPE
 
 
 if __name__ == "__main__":

@@ -246,7 +246,7 @@ async def get_sheet_css(request):
     return web.Response(text=SHEET_CSS, content_type="text/css")
 
 
-def _sheet(events, tbl, round_no):
+def _sheet(events, tbl, round_no, event, names):
     """The LP sheet (sheet_html's page body) of a record's events replayed, or None."""
     r = Replay(with_sheet=True)
     try:
@@ -256,7 +256,8 @@ def _sheet(events, tbl, round_no):
         return None
     if r.match is None:
         return None
-    page = render_html(r.sheet, r.match.verdict(), title="table %d, round %d" % (tbl, round_no))
+    page = render_html(r.sheet, r.match.verdict(), title="table %d, round %d" % (tbl, round_no),
+                       event=event, table=tbl, names=names)
     return page[page.index("<body>") + len("<body>"):page.rindex("</body>")]
 
 
@@ -364,7 +365,7 @@ def table_page(svc, tbl, round_no):
     store = desk.store
     names = store.pairings(round_no).get(tbl)
     events = store.events(tbl, round_no)
-    sheet = _sheet(events, tbl, round_no)
+    sheet = _sheet(events, tbl, round_no, desk.event["name"], names)
     if sheet is not None:
         sheet += record_flags.html(store.flags(tbl, round_no))
     out = ['<!doctype html><html lang="en"><head><meta charset="utf-8">',

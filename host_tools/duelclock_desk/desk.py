@@ -158,9 +158,11 @@ def replay_events(events):
 class Desk:
     """The desk's protocol and round logic. `links`: started Link objects (links.py);
     `now_ms`: desk time; `event`: the store's event row (name, epoch, boot);
-    `on_change(kind, data)`: told of every table change (the dashboard's feed)."""
+    `on_change(kind, data)`: told of every table change (the dashboard's feed); `speed`: desk
+    ms per real ms (> 1 only in simulation)."""
 
-    def __init__(self, store, key, event, now_ms, links, on_change=None):
+    def __init__(self, store, key, event, now_ms, links, on_change=None, speed=1.0):
+        self.speed = speed
         self.store = store
         self.key = key
         self.event = event
@@ -556,8 +558,11 @@ class Desk:
             alerts.append("offline")
         if t["last_seen_ms"] is not None and now - t["last_seen_ms"] > SILENT_MS:
             alerts.append("silent")
-        if (t["sync_err_ms"] or 0) > SYNC_ERR_ALERT_MS or \
-                (t["sync_age_ms"] or 0) + age > SYNC_AGE_ALERT_MS:
+        # A table states its sync age and error in desk-rate ms; they are shown and judged in
+        # real ms, so a simulation at 40x does not multiply its scheduling delays by 40.
+        sync_age = None if t["sync_age_ms"] is None else int((t["sync_age_ms"] + age) / self.speed)
+        sync_err = None if t["sync_err_ms"] is None else int(t["sync_err_ms"] / self.speed + 0.5)
+        if (sync_err or 0) > SYNC_ERR_ALERT_MS or (sync_age or 0) > SYNC_AGE_ALERT_MS:
             alerts.append("sync")
         if running and state.get("round", 0) < self.round["round"] and self._in_round(t["tbl"]):
             alerts.append("no round")
@@ -582,8 +587,7 @@ class Desk:
         return {"table": t["tbl"], "link": t["link"], "online": bool(t["online"]),
                 "board": t["board"], "fw": t["fw"], "battery": t["battery"],
                 "seen_ago_ms": None if t["last_seen_ms"] is None else now - t["last_seen_ms"],
-                "sync_age_ms": None if t["sync_age_ms"] is None else t["sync_age_ms"] + age,
-                "sync_err_ms": t["sync_err_ms"], "round": state.get("round"),
+                "sync_age_ms": sync_age, "sync_err_ms": sync_err, "round": state.get("round"),
                 "phase": state.get("phase"), "duel": state.get("duel"), "turn": state.get("turn"),
                 "wins": state.get("wins"), "lp": state.get("lp"), "remaining_ms": remaining,
                 "paused": self._paused(t["tbl"]),

@@ -1,9 +1,12 @@
 """The LP sheet as a printable HTML page: one section per duel, two columns A | B as on the
-paper sheet judges know; taken-back lines struck through, judge fixes and markers shown."""
+paper sheet judges know; taken-back lines struck through, judge fixes and markers shown.
+Printed (A4, one column): every page carries the event, round, table and players in its top
+margin and its number below; a duel's column heads repeat on each page it spans; no row is
+cut across pages; signature lines for both players and the judge end the sheet."""
 from html import escape
 
 from duelclock.core.sheet import clock
-from duelclock_desk.sheet_text import describe, lp_note, section_title
+from duelclock_desk.sheet_text import BLANK, describe, heading, lp_note, section_title
 
 CSS = """
 body { font: 11pt/1.35 system-ui, sans-serif; color: #111; margin: 1.5em; }
@@ -24,8 +27,23 @@ tr.pen td { background: #fde8e8; }
 tr.turn td { color: #555; font-size: 9.5pt; }
 tr.long td { color: #a00; }
 .verdict { margin-top: 1em; font-weight: 600; }
+tr { break-inside: avoid; }
+thead { display: table-header-group; }
+.sign { break-inside: avoid; margin-top: 1.5em; }
+.sign table td { border: none; border-bottom: 1px solid #111; height: 2.2em; width: 40%;
+                 vertical-align: bottom; }
+.sign table td.who { border: none; width: 10%; white-space: nowrap; }
+@page { size: A4; margin: 16mm 14mm 14mm;
+        @bottom-right { content: "page " counter(page) " of " counter(pages); font: 9pt sans-serif; } }
 @media print { body { margin: 0; } th { background: #ddd !important; } }
 """
+
+
+def _css_string(text):
+    """text as a CSS string literal safe inside <style>: quotes, backslashes, control
+    characters and < > & as CSS hex escapes (no name can end the style element)."""
+    return '"%s"' % "".join("\\%x " % ord(c) if c in '"\\<>&' or ord(c) < 32 else c
+                            for c in text)
 
 
 def _lp_row(row):
@@ -52,24 +70,40 @@ def _other_row(row):
         cls, clock(row[1]), escape(describe(row)))
 
 
-def render_html(sheet, verdict, title="match record"):
-    """A whole page. `verdict` is Match.verdict() of the same replay."""
+def render_html(sheet, verdict, title="match record", event=None, table=None, names=None):
+    """A whole page. `verdict` is Match.verdict() of the same replay; `event`, `table` and
+    `names` (A, B) from the desk's store when it has them, else blanks to fill in by hand.
+    The page's own @page rule (the running head) sits in the body, so a page that embeds
+    the body (the dashboard's table page) prints it too."""
+    ev, tbl, name_a, name_b = heading(sheet, event, table, names)
+    run = "%s \u00b7 round %d \u00b7 table %s \u00b7 A %s \u00b7 B %s" % (
+        ev, sheet.round_no, tbl, name_a, name_b)
     parts = ["<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">",
              "<title>LP sheet - %s</title><style>%s</style></head><body>" % (escape(title), CSS),
-             "<h1>Life-point record: round %d (%s)</h1>" % (sheet.round_no, escape(sheet.kind)),
-             '<div class="meta">rules %s &middot; time limit %s &middot; %s</div>' % (
-                 escape(sheet.rules), clock(sheet.limit_s * 1000), escape(title))]
+             "<style>@page { @top-left { content: %s; font: 9pt sans-serif; } }</style>"
+             % _css_string(run),
+             "<h1>Life-point record: round %d (%s), table %s</h1>" % (
+                 sheet.round_no, escape(sheet.kind), escape(tbl)),
+             '<div class="meta">event %s &middot; rules %s &middot; time limit %s &middot; %s</div>'
+             % (escape(ev), escape(sheet.rules), clock(sheet.limit_s * 1000), escape(title)),
+             '<p class="players">A: %s &middot; B: %s</p>' % (escape(name_a), escape(name_b))]
     for sec in sheet.sections:
         if sec.no == 0 and not sec.rows:
             continue
         parts.append("<section><h2>%s</h2><table>" % escape(section_title(sec)))
-        parts.append('<tr><th>time</th><th>turn</th><th class="a">A</th><th>LP A</th>'
-                     '<th class="b">B</th><th>LP B</th><th>note</th></tr>')
+        parts.append('<thead><tr><th>time</th><th>turn</th><th class="a">A</th><th>LP A</th>'
+                     '<th class="b">B</th><th>LP B</th><th>note</th></tr></thead><tbody>')
         for row in sec.rows:
             parts.append(_lp_row(row) if row[0] == "lp" else _other_row(row))
-        parts.append("</table></section>")
+        parts.append("</tbody></table></section>")
     v = verdict
     parts.append('<p class="verdict">Result: %s &middot; wins A %d, B %d &middot; phase %s</p>' % (
         escape(v["result"]), v["wins"]["A"], v["wins"]["B"], escape(v["phase"])))
+    parts.append('<section class="sign"><h2>Signatures</h2><p>The players agree this record; '
+                 'the judge checked it.</p><table>')
+    for who, name in (("Player A", name_a), ("Player B", name_b), ("Judge", BLANK)):
+        parts.append('<tr><td class="who">%s</td><td>%s</td><td class="who">signature</td>'
+                     '<td></td></tr>' % (who, escape(name) if name != BLANK else ""))
+    parts.append("</table></section>")
     parts.append("</body></html>\n")
     return "\n".join(parts)

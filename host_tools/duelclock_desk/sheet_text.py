@@ -48,6 +48,8 @@ def describe(row):
         return "%s seated" % row[2]
     if k == "penalty":
         how = " (3rd warning)" if row[6] else (" (by the clock)" if row[5] else "")
+        if row[7]:
+            how += " (after the match)"
         return "PENALTY %s: %s, %s%s" % (row[2], KIND_TEXT[row[3]], row[4], how)
     if k == "void":
         return "VOIDED %s: %s, %s" % (row[2], KIND_TEXT[row[3]], row[4])
@@ -66,10 +68,24 @@ def section_title(sec):
     return "%s %d - %s goes first" % ("Extra duel" if sec.extra else "Duel", sec.no, sec.first)
 
 
-def render_text(sheet):
-    """The sheet as plain text, two columns A | B like the paper sheet."""
+BLANK = "_" * 20              # a field the record cannot fill: written in by hand
+
+
+def heading(sheet, event=None, table=None, names=None):
+    """(event, table, name A, name B) as printed: what the record or the desk's store does
+    not know is a blank to fill in by hand. `names`: (A, B) from the round's pairings."""
+    a, b = names or (BLANK, BLANK)
+    return (event or BLANK, BLANK if table is None else str(table), a, b)
+
+
+def render_text(sheet, event=None, table=None, names=None):
+    """The sheet as plain text, two columns A | B like the paper sheet: event, round, table
+    and the players' names on top, signature lines for both players and the judge below."""
+    ev, tbl, name_a, name_b = heading(sheet, event, table, names)
     out = ["ROUND %d  %s  rules %s  limit %s" % (sheet.round_no, sheet.kind, sheet.rules,
-                                                clock(sheet.limit_s * 1000))]
+                                                clock(sheet.limit_s * 1000)),
+           "event %s  round %d  table %s" % (ev, sheet.round_no, tbl),
+           "A: %s   B: %s" % (name_a, name_b)]
     for sec in sheet.sections:
         if sec.no == 0 and not sec.rows:
             continue
@@ -88,4 +104,8 @@ def render_text(sheet):
                                                              tp, a, b, note))
             else:
                 out.append(" %6s       -- %s" % (clock(row[1]), describe(row)))
+    out += ["", "Signatures: the players agree this record; the judge checked it."]
+    width = max(len(name_a), len(name_b), len(BLANK))
+    for who, name in (("A", name_a), ("B", name_b), ("Judge", BLANK)):
+        out.append("  %-5s %-*s  signature %s" % (who, width, name, BLANK))
     return "\n".join(out) + "\n"

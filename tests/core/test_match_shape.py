@@ -79,14 +79,17 @@ def test_events_out_of_time_order_are_refused():
     ok(m, 5 * MIN, "lp", A=-100)
 
 
-def test_everything_but_tick_is_refused_once_over():
+def test_everything_but_tick_and_penalty_is_refused_once_over():
     m = new()
     ok(m, MIN, "duel_start", first="A")
     win_duel(m, 2 * MIN, "A")
     ok(m, 3 * MIN, "duel_start", first="B")
     win_duel(m, 4 * MIN, "A")
-    assert no(m, 5 * MIN, "duel_start", first="A") == "the match is over"
-    assert no(m, 5 * MIN, "penalty", p="A", kind="dq", code="bribery") == "the match is over"
+    for name, keys in (("duel_start", {"first": "A"}), ("lp", {"A": -1}), ("turn_end", {}),
+                       ("surrender", {"p": "A"}), ("duel_end", {"winner": "B"}),
+                       ("judge_fix", {"p": "A", "lp": 1}), ("extend", {"ms": 60000}),
+                       ("judge_void", {"p": "A", "code": "tardiness"})):
+        assert no(m, 5 * MIN, name, **keys) == "the match is over"
     ok(m, 99 * MIN, "tick")
     assert v(m, "result") == "A"
 

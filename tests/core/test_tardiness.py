@@ -106,3 +106,21 @@ def test_a_void_that_gives_the_second_win_ends_the_match():
     ok(m, 5 * MIN + 10000, "seated", p="A")
     ok(m, 5 * MIN + 20000, "judge_void", p="A", code="tardiness")
     assert v(m, "wins") == {"A": 2, "B": 0} and v(m, "result") == "A"
+
+
+# events.md: a refused event is a tick at its t; the tardiness due by then stands.
+
+def test_seated_at_exactly_ten_minutes_is_refused_and_the_match_loss_stands():
+    m = new(seating=True)
+    ok(m, 0, "seated", p="A")
+    assert no(m, 10 * MIN, "seated", p="B") == "the match is over"
+    assert v(m, "result") == "A"
+    assert [x["kind"] for x in v(m, "penalties")] == ["duel_loss", "match_loss"]
+
+
+def test_a_refused_line_just_after_five_minutes_keeps_the_duel_loss():
+    m = new(seating=True)
+    ok(m, 0, "seated", p="A")
+    assert no(m, 5 * MIN + 1, "lp", A=-100) == "no duel in progress"
+    assert v(m, "duels") == [{"winner": "A", "by": "penalty"}]
+    assert v(m, "penalties") == [{"p": "B", "kind": "duel_loss", "code": "tardiness"}]

@@ -188,6 +188,39 @@ def test_pause_gives_the_time_back():
     ui.resume(13 * MIN)
     assert saved[-1] == {"t": 13 * MIN, "ev": "extend", "ms": 3 * MIN}
     assert build(ui, 13 * MIN).clock == "35:00"
+    assert build(ui, 13 * MIN).message == "+3:00 from the desk"
+
+
+def test_time_the_desk_gives_is_said_for_a_few_seconds_and_marked_to_the_end():
+    ui, saved = _table()
+    assert build(ui, 10 * MIN).status == "T7 R2 no sync"
+    ui.given(10 * MIN, 3 * MIN)
+    assert saved[-1] == {"t": 10 * MIN, "ev": "extend", "ms": 3 * MIN}
+    s = build(ui, 10 * MIN + 5999)
+    assert (s.message, s.status, s.clock) == ("+3:00 from the desk", "T7 R2 +3:00 no sync",
+                                              "37:54")
+    s = build(ui, 10 * MIN + 6000)              # the notice has gone, the mark stays
+    assert (s.message, s.status) == (None, "T7 R2 +3:00 no sync")
+    ui.given(11 * MIN, 90000)
+    assert build(ui, 11 * MIN).status == "T7 R2 +4:30 no sync"
+    ui.lang = "ko"
+    ui.given(12 * MIN, MIN)
+    assert build(ui, 12 * MIN).message == "데스크 연장 +1:00"
+    ui.lang = "id"
+    ui.given(12 * MIN, MIN)
+    assert build(ui, 12 * MIN).message == "+1:00 dari meja juri"
+    ui.start_round({"t": 0, "ev": "round_start", "round": 3, "kind": "swiss"})
+    assert build(ui, 0).status == "T7 R3 tanpa sinkron"     # a new round: no mark
+
+
+def test_time_the_desk_gives_after_time_is_called_is_not_announced():
+    ui, saved = _table(limit_s=600)
+    _keys(ui, MIN, "a", "a")
+    ui.tick(10 * MIN + 100)
+    ui.given(11 * MIN, 3 * MIN)
+    s = build(ui, 11 * MIN)
+    assert saved[-1]["ev"] != "extend" and s.message != "+3:00 from the desk"
+    assert s.status == "T7 R2 no sync"
 
 
 def test_time_based_decisions_reach_the_record():
@@ -269,3 +302,32 @@ def test_a_player_calls_a_judge_until_a_pin_is_entered():
     assert ui.judge_called and build(ui, MIN).message == "JUDGE CALLED"
     _keys(ui, MIN, "menu", "3", "1", "1", "1", "1", "ok")   # between duels Judge is 3rd
     assert not ui.judge_called
+
+
+def test_a_judge_gives_one_penalty_to_both_players():
+    ui, saved = _table()
+    _keys(ui, MIN, "a", "a", "menu", "down", "down", "down", "a", "1", "1", "1", "1", "ok", "a")
+    assert [label for label, _ in ui.stack[-1].items] == ["A", "B", "Both"]
+    _keys(ui, MIN, "down", "down", "menu")                # Both (a, b pick A, B; menu: ok)
+    assert build(ui, MIN).title == "Penalty Both"
+    _keys(ui, MIN, "a", "a")                              # deck_size, duel loss (usual)
+    assert saved[-1] == {"t": MIN, "ev": "penalty", "p": "both", "kind": "duel_loss",
+                         "code": "deck_size", "judge": "floor"}
+    assert ui.match.verdict()["duels"] == [{"winner": "none", "by": "penalty"}]
+
+
+def test_the_judge_menu_stays_open_after_the_match():
+    ui, saved = _table()
+    _keys(ui, MIN, "a", "a", "b", "8", "000", "ok")       # duel 1 to A
+    _keys(ui, 2 * MIN, "b", "b", "b", "8", "000", "ok")   # duel 2 to A: over
+    assert ui.match.over
+    _keys(ui, 3 * MIN, "menu")
+    labels = [label for label, _ in ui.stack[-1].items]
+    assert "Judge" in labels
+    _keys(ui, 3 * MIN, str(labels.index("Judge") + 1), "2", "2", "2", "2", "ok", "a", "b")
+    _keys(ui, 3 * MIN, "a", "a")                          # deck_size, duel loss: carries on
+    assert saved[-1]["ev"] == "penalty" and saved[-1]["p"] == "B"
+    assert ui.match.verdict()["penalties"] == [
+        {"p": "B", "kind": "duel_loss", "code": "deck_size", "after_match": True}]
+    assert ui.match.verdict()["result"] == "A"
+    assert ui.sheet.sections[-1].rows[-1][0] == "penalty"

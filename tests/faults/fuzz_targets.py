@@ -123,12 +123,13 @@ INTENTS = ("a", "b", "ok", "back", "menu", "turn", "undo", "sign", "up", "down",
            "down_fast", "0", "1", "2", "3", "5", "9", "00", "000")
 WEIGHTED = ("a", "b", "a", "b", "ok", "ok", "menu", "back", "1", "2", "down") + INTENTS
 # The keys that may record each event (the key that completes it): a player's own key or ok
-# confirms, a menu is picked with a/ok or a digit, turn and undo are their own keys.
+# confirms, a menu is picked with a/ok or a digit (an A/B pick with menu too, on boards
+# without ok), turn and undo are their own keys.
 CONFIRMS = {"lp": ("ok", "a", "b"), "turn_end": ("turn",), "undo": ("undo",),
-            "duel_start": ("a", "b", "ok") + tuple("123456789"), "seated": ("a", "b"),
+            "duel_start": ("a", "b", "ok", "menu") + tuple("123456789"), "seated": ("a", "b"),
             "duel_end": ("a", "b"), "surrender": ("a", "b"),
             "penalty": ("a", "ok") + tuple("123456789"), "judge_fix": ("a", "ok"),
-            "judge_void": ("a", "b", "ok") + tuple("123456789"), "extend": ("a", "ok")}
+            "judge_void": ("a", "b", "ok", "menu") + tuple("123456789"), "extend": ("a", "ok")}
 # What players do (check in, start, damage, turns, duel over, a judge's penalty), so that
 # sessions get deep into a match between the random keys.
 MACROS = (("a", "a"), ("b", "b"), ("a", "1", "000", "ok"), ("b", "5", "00", "b"), ("a", "8", "000", "ok"),

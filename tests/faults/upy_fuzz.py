@@ -15,7 +15,7 @@ import json
 
 from duelclock.core import wire
 from duelclock.core.jsonio import dumps_event
-from duelclock.core.record import check_event, parse_line, MAX_LINE_BYTES as RECORD_MAX
+from duelclock.core.record import check_event, parse_line, read_line, MAX_LINE_BYTES as RECORD_MAX
 from duelclock.core.replay import Replay
 from duelclock.core.sign import Key, canonical, command_key, table_key
 
@@ -141,7 +141,7 @@ def snapshot(match):
     """The match's state, deep-copied (its note hooks left out)."""
     out = {}
     for k in match.__dict__:
-        if k not in ("on_note", "_notes"):
+        if k != "on_note":
             out[k] = _copy(match.__dict__[k])
     return out
 
@@ -160,7 +160,7 @@ def _copy(v):
 class RecordTarget:
     """parse_line and a Replay in a duel, fed line after line. After each: parse_line gave
     an event that check_event passes and that survives dumps_event, or a reason; a line
-    rejected changed nothing in the match; a tick now is still taken."""
+    rejected changed the match as a tick at its t would, no more; a tick now is still taken."""
 
     def __init__(self):
         self.fresh()
@@ -188,11 +188,11 @@ class RecordTarget:
             outcome = "ev " + ev["ev"]
         if line.strip() and len(line) <= RECORD_MAX + 2:
             m = self.r.match
-            before, n = snapshot(m), len(self.r.rejected)
+            before, n = self.as_a_tick(m, line), len(self.r.rejected)
             self.r.feed(line)
             if len(self.r.rejected) > n:
                 if snapshot(m) != before:
-                    raise Corrupt("a rejected line changed the match")
+                    raise Corrupt("a rejected line changed the match more than a tick at its t")
                 outcome += " | refused " + self.r.rejected[-1][1]
             elif ev is None:
                 raise Corrupt("replay took a line parse_line refused")
@@ -203,6 +203,21 @@ class RecordTarget:
             if m.over or len(self.r.rejected) > 200:
                 self.fresh()
         return outcome
+
+
+    @staticmethod
+    def as_a_tick(m, line):
+        """The match's state after `line` if it is rejected: a tick at its t (events.md),
+        when it has a valid t; otherwise unchanged. Worked out on the match and undone."""
+        v, _ = read_line(line)
+        tick = {"t": v.get("t"), "ev": "tick"} if type(v) is dict else None
+        if tick is None or check_event(tick) is not None:
+            return snapshot(m)
+        saved = m._snapshot()
+        m.apply(tick)
+        after = snapshot(m)
+        m._restore(saved)
+        return after
 
 
 def targets():

@@ -277,3 +277,19 @@ def test_a_refused_command_sends_nothing_and_uses_no_seq(tmp_path):
     r.run(100)
     assert r.desk.enc.seq == seq and [m["k"] for m in r.tables[1].taken] == ["round"]
     assert r.desk.round["round"] == 1 and len(r.store.cmds(1)) == 1
+
+
+def test_sync_figures_are_shown_and_judged_in_real_ms_whatever_the_speed(tmp_path):
+    # At 40x a table's 800 desk-rate ms of sync error are 20 real ms: the alert's edge
+    # (SYNC_ERR_ALERT_MS), not past it; 840 are 21 real ms: past it.
+    r = room(tmp_path, n=1)
+    r.desk.speed = 40.0
+    t = r.tables[1]
+    for err_ms, alerts in ((800, []), (840, ["sync"])):
+        t.clock.error_ms = lambda local_ms: err_ms
+        r.run(t.state_every_ms + 100)
+        v = r.desk.table_view(1)
+        assert (v["sync_err_ms"], v["alerts"]) == (err_ms // 40, alerts)
+        row = r.store.table(1)        # the age the table stated, plus the time since, / 40
+        assert row["sync_age_ms"] + r.t - row["state_ms"] >= 40
+        assert v["sync_age_ms"] == (row["sync_age_ms"] + r.t - row["state_ms"]) // 40

@@ -15,7 +15,7 @@ import tempfile
 from hypothesis import HealthCheck, example, given, settings, strategies as st
 
 from duelclock import replay as replay_cli
-from duelclock.core.record import MAX_AMOUNT, parse_line
+from duelclock.core.record import MAX_AMOUNT, check_event, parse_line, read_line
 from duelclock.core.replay import Replay
 from tests.host.upy import run_upy
 
@@ -100,7 +100,8 @@ def _event(draw, kind, t):
     elif kind == "duel_end":
         ev["winner"] = draw(st.sampled_from(["A", "B", "draw"]))
     elif kind == "penalty":
-        ev.update(p=draw(PLAYER), kind=draw(PENALTY_KINDS), code=draw(CODES))
+        ev.update(p=draw(st.sampled_from(["A", "B", "A", "B", "both"])), kind=draw(PENALTY_KINDS),
+                  code=draw(CODES))
         if draw(st.booleans()):
             ev["judge"] = draw(st.sampled_from(["head", "floor"]))
     elif kind == "judge_fix":
@@ -143,8 +144,13 @@ def _malformed(draw, t):
     return json.dumps({"t": t, "ev": "seated"})                # a required key missing
 
 
+# Many-refusal records (records(junk=True)): lines that are not events, and events out of
+# place, weigh as much as the rest together.
+JUNK_KINDS = ["malformed"] * 12 + ["surrender", "undo", "judge_void", "duel_end", "seated", "extend"]
+
+
 @st.composite
-def records(draw, max_events=80):
+def records(draw, max_events=80, junk=False):
     """A match record as a list of lines (str, no newline). The record is replayed as it
     grows only to weight the next event kind by the phase; any kind can still come."""
     start = draw(round_starts())
@@ -177,6 +183,10 @@ def records(draw, max_events=80):
             kinds = OUT_OF_DUEL_KINDS
         else:
             kinds, step_kinds = CHECK_IN_KINDS, CHECK_IN_STEP_KINDS
+        if m.over:
+            kinds = kinds + ["penalty"] * 6         # a judge's penalty after the match
+        if junk:
+            kinds = kinds + JUNK_KINDS
         late = [x["p"] for x in m.verdict()["penalties"] if x["code"] == "tardiness"]
         if late and not m.in_duel:
             kinds = kinds + ["judge_void"] * 4      # a judge excuses a late player
@@ -232,20 +242,36 @@ def test_replay_is_deterministic(lines):
     assert replay(lines, with_sheet=True).verdict_json() == first     # the sheet only listens
 
 
+def _but_penalties(v):
+    return {k: v[k] for k in v if k != "penalties"}
+
+
 @SETTINGS
 @given(records())
-def test_a_match_once_over_never_changes(lines):
+def test_a_match_once_over_never_changes_but_for_penalties_after_it(lines):
+    # events.md: once over, every event but tick and penalty is rejected; a penalty then is
+    # listed with after_match and changes nothing else.
     frozen = None
     for r, line, rejected_now in steps(lines):
         v = r.match.verdict()
         if frozen is not None:
-            assert v == frozen
+            assert _but_penalties(v) == frozen
             ev, _ = parse_line(line)
-            if line.strip() and not (ev and ev["ev"] == "tick"):
+            if ev and ev["ev"] == "penalty" and not rejected_now:
+                added = v["penalties"][len(pens):]
+                assert len(added) == (2 if ev["p"] == "both" else 1)
+                assert all(x["after_match"] is True for x in added)
+            elif line.strip() and not (ev and ev["ev"] == "tick"):
                 assert rejected_now, "an event after the match was over was applied: " + line
+            assert v["penalties"][:len(pens)] == pens
+            pens = v["penalties"]
         elif v["phase"] == "over":
             assert v["result"] in ("A", "B", "double_loss")
-            frozen = v
+            after = [x for x in v["penalties"] if "after_match" in x]
+            if after:       # time ended the match at the instant of this penalty, before it
+                assert parse_line(line)[0]["ev"] == "penalty"
+                assert v["penalties"][-len(after):] == after
+            frozen, pens = _but_penalties(v), v["penalties"]
 
 
 @SETTINGS
@@ -296,16 +322,29 @@ def test_voided_tardiness_win_after_time_decides_an_elimination_match():
     assert (v["phase"], v["result"]) == ("over", "A")
 
 
+def tick_at(line):
+    """The tick a rejected line counts as (events.md): at its t, when it has a valid one."""
+    v, _ = read_line(line.encode("utf-8"))
+    tick = {"t": v.get("t"), "ev": "tick"} if type(v) is dict else None
+    return tick if tick is not None and check_event(tick) is None else None
+
+
 @SETTINGS
-@given(records())
-def test_a_rejected_event_changes_nothing(lines):
-    r = Replay()
+@given(records(junk=True))
+def test_a_rejected_event_changes_only_what_a_tick_at_its_t_changes(lines):
+    r, twin = Replay(), Replay()
     r.feed(lines[0].encode("utf-8"))
+    twin.feed(lines[0].encode("utf-8"))
     for line in lines[1:]:
-        before, rejected = internals(r.match), len(r.rejected)
+        rejected = len(r.rejected)
         r.feed(line.encode("utf-8"))
         if len(r.rejected) > rejected:
-            assert internals(r.match) == before, "rejected but changed the match: " + line
+            tick = tick_at(line)
+            if tick is not None:
+                twin.match.apply(tick)
+            assert internals(r.match) == internals(twin.match), "rejected, but not a tick: " + line
+        else:
+            twin.feed(line.encode("utf-8"))
 
 
 @SETTINGS
@@ -324,22 +363,104 @@ def test_check_predicts_apply_and_changes_nothing(lines):
 
 
 @SETTINGS
-@given(records())
-def test_rejected_events_do_not_count(lines):
+@given(records(junk=True))
+def test_the_verdict_is_that_with_every_rejected_event_a_tick_at_its_t(lines):
+    # events.md: "the verdict of a record equals the verdict of the same record with every
+    # rejected event replaced by a tick at the same t" (a line with no valid t: dropped).
     full = replay(lines)
     drop = set(i for i, _ in full.rejected)
-    kept = [e for i, e in enumerate(events_only(lines)) if i not in drop]
+    kept = []
+    for i, line in enumerate(events_only(lines)):
+        if i not in drop:
+            kept.append(line)
+        elif tick_at(line) is not None:
+            kept.append(json.dumps(tick_at(line)))
     clean = replay(kept)
-    assert clean.rejected == []
     assert clean.match.verdict() == full.match.verdict()
     assert clean.match.now_ms == full.match.now_ms
+    # the ticks are refused only where the event was out of time order
+    assert all(w == "out of time order" for _, w in clean.rejected)
+
+
+def _noted(lines):
+    r = Replay()
+    r.feed(lines[0].encode("utf-8"))
+    notes = []
+    r.match.on_note = lambda t, kind, data: notes.append((t, kind, data))
+    for line in lines[1:]:
+        r.feed(line.encode("utf-8"))
+    return r, notes
+
+
+# Round shapes where 5:00 and 10:00 meet the limit or the cap.
+COINCIDING = st.fixed_dictionaries({
+    "t": st.just(0), "ev": st.just("round_start"), "round": st.just(1),
+    "kind": st.sampled_from(["swiss", "elimination"]), "seating": st.just(True),
+    "limit_s": st.sampled_from([300, 600]), "cap_s": st.sampled_from([0, 300, 600])})
+
+
+@SETTINGS
+@given(records(), COINCIDING, st.booleans())
+def test_transitions_at_one_instant_fire_as_tardiness_time_cap(lines, start, coincide):
+    # events.md: transitions due at the same instant take effect in this order:
+    # tardiness, time called, the cap.
+    if coincide:
+        lines = [json.dumps(start)] + lines[1:]
+    _, notes = _noted(lines)
+    rank = {"tardiness": 0, "time": 1, "cap": 2}
+    at = {}
+    for t, kind, data in notes:
+        if kind == "penalty" and data["auto"]:
+            kind = "tardiness"
+        if kind in rank:
+            at.setdefault(t, []).append(rank[kind])
+    for t in at:
+        assert at[t] == sorted(at[t]), (t, at[t])
+
+
+BOTH_LOSE_TWO_DUELS = [
+    '{"t": 0, "ev": "round_start", "round": 1, "kind": "swiss"}',
+    '{"t": 1000, "ev": "penalty", "p": "both", "kind": "duel_loss", "code": "deck_size"}',
+    '{"t": 2000, "ev": "duel_start", "first": "A"}',
+    '{"t": 3000, "ev": "penalty", "p": "both", "kind": "warning", "code": "x"}',
+    '{"t": 4000, "ev": "penalty", "p": "both", "kind": "duel_loss", "code": "x"}',
+    '{"t": 5000, "ev": "penalty", "p": "both", "kind": "dq", "code": "bribery"}',
+]
+
+
+@SETTINGS
+@given(records())
+@example(BOTH_LOSE_TWO_DUELS)
+def test_a_penalty_for_both_is_one_entry_each_and_one_duel_at_most(lines):
+    # rules.md 5: one penalty to both players; a duel_loss for both loses one duel for both,
+    # a match-ending one is a double loss. Compared with the same record and a tick at the
+    # penalty's t instead (the time transitions due then come first either way).
+    for n, (r, line, rejected_now) in enumerate(steps(lines)):
+        ev, _ = parse_line(line)
+        if rejected_now or not ev or ev["ev"] != "penalty" or ev["p"] != "both":
+            continue
+        v = r.match.verdict()
+        before = replay(lines[:n + 1] + [json.dumps({"t": ev["t"], "ev": "tick"})]).match.verdict()
+        added = v["penalties"][len(before["penalties"]):]
+        assert [x["p"] for x in added] == ["A", "B"]
+        assert _but_penalties(v) == _but_penalties(before) or before["result"] == "pending"
+        if before["result"] != "pending":
+            continue                        # after the match: nothing else changes
+        kinds = [x["kind"] for x in added]
+        assert len(v["duels"]) - len(before["duels"]) == (1 if "duel_loss" in kinds else 0) or \
+            ev["kind"] in ("match_loss", "dq", "dq_prizes")
+        if ev["kind"] in ("match_loss", "dq", "dq_prizes"):
+            assert v["result"] == "double_loss"
+        elif kinds == ["duel_loss", "duel_loss"]:
+            assert v["duels"][-1] == {"winner": "none", "by": "penalty"}
+            assert v["wins"] == before["wins"]
 
 
 # 30 records; one subprocess per record, so shrinking a failure stays under ~20 s only
 # when Hypothesis stops at the first bug.
 @settings(max_examples=30, deadline=None, report_multiple_bugs=False,
           suppress_health_check=[HealthCheck.too_slow])
-@given(records())
+@given(st.one_of(records(), records(junk=True)))
 def test_cpython_and_micropython_print_the_same_verdict(lines):
     # CPython in-process (the same main() as `duelclock replay`: keeps shrinking fast),
     # MicroPython as the device runs it. tests/host/test_bad_input.py runs both CLIs.
@@ -350,7 +471,8 @@ def test_cpython_and_micropython_print_the_same_verdict(lines):
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
             code = replay_cli.main([path])
-        up = run_upy(["-m", "duelclock.replay", path], encoding="utf-8", errors="surrogateescape")
+        up = run_upy(["-m", "duelclock.replay", path], heap="64k", encoding="utf-8",
+                     errors="surrogateescape")
     finally:
         os.unlink(path)
     assert code == 0 and up.returncode == 0, up.stderr

@@ -200,6 +200,24 @@ def penalty_menu(lang="en"):
     return build(ui, 9 * MIN, SYNC_S)
 
 
+def penalty_player(lang="en"):
+    """A judge's penalty: A, B, or one penalty for both players; the cursor on Both."""
+    ui = _in_duel(lang)
+    _pin(ui, 9 * MIN)
+    keys(ui, 9 * MIN, "1", "1", "1", "1", "ok", "a", "down", "down")
+    return build(ui, 9 * MIN, SYNC_S)
+
+
+def after_match_judge(lang="en"):
+    """The match is over (Budi won in sudden death) and the judge menu is still open: a
+    penalty given now is recorded after the match."""
+    ui = _sudden_death()
+    keys(ui, 11 * MIN + 50 * SEC, "a", "1", "00", "ok", "turn")
+    ui.lang = lang
+    keys(ui, 12 * MIN, "menu", "down", "a", "2", "2", "2", "2", "ok")   # Record, Judge
+    return build(ui, 12 * MIN, SYNC_S)
+
+
 def message():
     """Kim may not surrender at 1-0 down... Budi leads 1-0: Kim's surrender is refused."""
     ui = table()
@@ -218,6 +236,14 @@ def dim():
 
 def home_lang(lang):
     return build(_in_duel(lang), 8 * MIN + 75 * SEC, SYNC_S, 80)
+
+
+def given(lang="en", shown_s=2):
+    """The desk gave 3:00 at 8:30: its notice for a few seconds, then the mark on the
+    status line above the clock for the rest of the round."""
+    ui = _in_duel(lang)
+    ui.given(8 * MIN + 30 * SEC, 3 * MIN)
+    return build(ui, 8 * MIN + (30 + shown_s) * SEC, SYNC_S)
 
 
 STATES = (
@@ -247,4 +273,14 @@ STATES = (
     ("home_id", lambda: home_lang("id")),
     ("time_turn_ko", lambda: time_turn("ko")),
     ("penalty_menu_ko", lambda: penalty_menu("ko")),
+    ("given", given),
+    ("given_ko", lambda: given("ko")),
+    ("given_id", lambda: given("id")),
+    ("given_later", lambda: given("en", 60)),
+    ("penalty_player", penalty_player),
+    ("penalty_player_ko", lambda: penalty_player("ko")),
+    ("penalty_player_id", lambda: penalty_player("id")),
+    ("after_match_judge", after_match_judge),
+    ("after_match_judge_ko", lambda: after_match_judge("ko")),
+    ("after_match_judge_id", lambda: after_match_judge("id")),
 )

@@ -119,18 +119,30 @@ class EventRules:
         return None
 
     def _ev_penalty(self, ev, t):
+        # p "both": one penalty to each player at once (rules.md 5). After the match it is
+        # written into the record (after_match) and changes nothing else.
         p, kind, code = ev["p"], ev["kind"], ev["code"]
         head_only = self.rules == "ID" and kind in HEAD_ONLY and code != "tardiness"
         if head_only and ev.get("judge") == "floor":
             return "only the head judge may give " + kind
-        if kind == "warning" and self.rules == "ID" and self.warnings(p, code) >= 2:
-            kind = "duel_loss"                       # ID B: 3rd warning of the same code
         self.undo_to = None
-        self._add_penalty(t, p, kind, code, False, ev["kind"] != kind)
-        if kind == "duel_loss":
-            self._duel_over(t, other(p), "penalty")
-        elif kind in MATCH_ENDING:
-            self._match_over(t, other(p))
+        losers = []
+        for q in (("A", "B") if p == "both" else (p,)):
+            k = kind
+            if k == "warning" and self.rules == "ID" and self.warnings(q, code) >= 2:
+                k = "duel_loss"                      # ID B: 3rd warning of the same code
+            self._add_penalty(t, q, k, code, False, k != kind)
+            if k == "duel_loss" or k in MATCH_ENDING:
+                losers.append(q)
+        if self.over or not losers:
+            return None
+        # Both lose: the duel (or, between duels, the next one) is lost by both, and a
+        # match-ending penalty for both is a double loss.
+        winner = "none" if len(losers) == 2 else other(losers[0])
+        if kind in MATCH_ENDING:
+            self._match_over(t, "double_loss" if winner == "none" else winner)
+        else:
+            self._duel_over(t, winner, "penalty")
         return None
 
     def _ev_judge_fix(self, ev, t):

@@ -13,9 +13,13 @@ MAX_DEPTH = 8                  # JSON nesting a line may have (an event is flat)
 # rejects. So a line must first pass this validator, the same code on both, and only then
 # is it decoded. It also bounds nesting (no RecursionError) and refuses \uD800-\uDFFF
 # escapes, which the two decoders read differently (raw UTF-8 text is fine).
+#
+# It reads bytes (items are ints), never the characters of a str: MicroPython interns each
+# character taken out of a str by index or iteration as a qstr, never freed, so replaying a
+# record full of distinct characters would fill a 64 KB heap (a 3.6 KB qstr pool at a time).
 
-_WS = " \t\n\r"
-_DIGITS = "0123456789"
+_WS = b" \t\n\r"
+_DIGITS = b"0123456789"
 # What the validator expects next: a value; a value or "]"; after a value ("," or a close);
 # a key; a key or "}"; nothing (the top value is complete).
 _VALUE, _VALUE_OR_END, _AFTER, _KEY, _KEY_OR_END, _DONE = range(6)
@@ -25,22 +29,22 @@ def _string(s, i):
     # s[i] is '"': the index after the closing quote, or -1.
     j = i + 1
     while True:
-        q = s.find('"', j)
+        q = s.find(b'"', j)
         if q < 0:
             return -1
-        b = s.find("\\", j, q)
+        b = s.find(b"\\", j, q)
         for c in s[j:q if b < 0 else b]:
-            if c < " ":
+            if c < 32:                            # a raw control character
                 return -1
         if b < 0:
             return q + 1
         e = s[b + 1:b + 2]
-        if e == "u":
+        if e == b"u":
             h = s[b + 2:b + 6].lower()
-            if len(h) != 4 or not all(c in "0123456789abcdef" for c in h) or "d800" <= h <= "dfff":
+            if len(h) != 4 or not all(c in b"0123456789abcdef" for c in h) or b"d800" <= h <= b"dfff":
                 return -1
             j = b + 6
-        elif e and e in '"\\/bfnrt':
+        elif e and e in b'"\\/bfnrt':
             j = b + 2
         else:
             return -1
@@ -48,23 +52,23 @@ def _string(s, i):
 
 def _number(s, i, n):
     # The index after the number starting at s[i], or -1.
-    if s[i] == "-":
+    if s[i] == 45:                                # "-"
         i += 1
     j = i
     while j < n and s[j] in _DIGITS:
         j += 1
-    if j == i or (s[i] == "0" and j > i + 1):
+    if j == i or (s[i] == 48 and j > i + 1):      # "0" leading another digit
         return -1
-    if j < n and s[j] == ".":
+    if j < n and s[j] == 46:                      # "."
         k = j + 1
         while k < n and s[k] in _DIGITS:
             k += 1
         if k == j + 1:
             return -1
         j = k
-    if j < n and s[j] in "eE":
+    if j < n and s[j] in b"eE":
         k = j + 1
-        if k < n and s[k] in "+-":
+        if k < n and s[k] in b"+-":
             k += 1
         e = k
         while e < n and s[e] in _DIGITS:
@@ -76,8 +80,11 @@ def _number(s, i, n):
 
 
 def strict_json(s):
-    """True if str `s` is exactly one RFC 8259 JSON text (nesting up to MAX_DEPTH). One
-    loop with an explicit stack, few calls: it runs on every record line on a board."""
+    """True if `s` (UTF-8 bytes; a str is encoded first) is exactly one RFC 8259 JSON text
+    (nesting up to MAX_DEPTH). One loop with an explicit stack, few calls: it runs on every
+    record line on a board. A byte is an int: `c == 44` is `c == ","` (ASCII codes)."""
+    if type(s) is str:
+        s = s.encode()
     n = len(s)
     i = 0
     stack = []                                    # the closers of the open containers
@@ -89,53 +96,53 @@ def strict_json(s):
             return want == _DONE
         c = s[i]
         if want == _AFTER:
-            if c == ",":
+            if c == 44:                           # ","
                 i += 1
-                want = _KEY if stack[-1] == "}" else _VALUE
+                want = _KEY if stack[-1] == 125 else _VALUE      # "}"
                 continue
             if c != stack[-1]:
                 return False
             stack.pop()
             i += 1
         elif want == _KEY or want == _KEY_OR_END:
-            if c == "}" and want == _KEY_OR_END:
+            if c == 125 and want == _KEY_OR_END:  # "}"
                 stack.pop()
                 i += 1
             else:
-                if c != '"':
+                if c != 34:                       # '"'
                     return False
                 i = _string(s, i)
                 if i < 0:
                     return False
                 while i < n and s[i] in _WS:
                     i += 1
-                if i >= n or s[i] != ":":
+                if i >= n or s[i] != 58:          # ":"
                     return False
                 i += 1
                 want = _VALUE
                 continue
         elif want == _DONE:
             return False
-        elif c == "]" and want == _VALUE_OR_END:
+        elif c == 93 and want == _VALUE_OR_END:   # "]"
             stack.pop()
             i += 1
-        elif c == "{" or c == "[":
+        elif c in b"{[":
             if len(stack) >= MAX_DEPTH:
                 return False
-            stack.append("}" if c == "{" else "]")
+            stack.append(c + 2)                   # "}" and "]" are "{" and "[" + 2 in ASCII
             i += 1
-            want = _KEY_OR_END if c == "{" else _VALUE_OR_END
+            want = _KEY_OR_END if c == 123 else _VALUE_OR_END   # "{"
             continue
-        elif c == '"':
+        elif c == 34:                             # '"'
             i = _string(s, i)
-        elif c == "t" or c == "f" or c == "n":
-            for word in ("true", "false", "null"):
+        elif c in b"tfn":
+            for word in (b"true", b"false", b"null"):
                 if s.startswith(word, i):
                     i += len(word)
                     break
             else:
                 return False
-        elif c == "-" or c in _DIGITS:
+        elif c == 45 or c in _DIGITS:             # "-"
             i = _number(s, i, n)
         else:
             return False
@@ -144,30 +151,39 @@ def strict_json(s):
         want = _AFTER if stack else _DONE
 
 
-_ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b",
-            "\f": "\\f"}
+# Bytes that JSON writes as a two-character escape (CPython's json.dumps).
+_ESCAPES = {34: '\\"', 92: "\\\\", 10: "\\n", 13: "\\r", 9: "\\t", 8: "\\b", 12: "\\f"}
 
 
 def _q(s):
     """A JSON string exactly as CPython's json.dumps writes it (ensure_ascii). Not
-    json.dumps itself: MicroPython's leaves non-ASCII raw and writes other escapes."""
-    for c in s:
-        if c < " " or c > "~" or c == '"' or c == "\\":
+    json.dumps itself: MicroPython's leaves non-ASCII raw and writes other escapes. Reads
+    the UTF-8 bytes, decoding each code point by hand (no str characters: see above)."""
+    b = s.encode()
+    for c in b:
+        if c < 32 or c > 126 or c in b'"\\':
             break
     else:
         return '"' + s + '"'
     parts = ['"']
-    for c in s:
-        n = ord(c)
+    i, n = 0, len(b)
+    while i < n:
+        c = b[i]
+        k = 1 if c < 0x80 else 2 if c < 0xE0 else 3 if c < 0xF0 else 4    # UTF-8 length
+        if k > 1:
+            c &= 0x7F >> k
+            for j in range(i + 1, i + k):
+                c = (c << 6) | (b[j] & 0x3F)
         if c in _ESCAPES:
             parts.append(_ESCAPES[c])
-        elif n < 0x20 or 0x7e < n < 0x10000:
-            parts.append("\\u%04x" % n)
-        elif n >= 0x10000:
-            n -= 0x10000
-            parts.append("\\u%04x\\u%04x" % (0xD800 + (n >> 10), 0xDC00 + (n & 0x3FF)))
+        elif c < 0x20 or 0x7e < c < 0x10000:
+            parts.append("\\u%04x" % c)
+        elif c >= 0x10000:
+            c -= 0x10000
+            parts.append("\\u%04x\\u%04x" % (0xD800 + (c >> 10), 0xDC00 + (c & 0x3FF)))
         else:
-            parts.append(c)
+            parts.append(b[i:i + 1].decode())     # printable ASCII
+        i += k
     parts.append('"')
     return "".join(parts)
 
@@ -175,10 +191,6 @@ def _q(s):
 def dumps_obj(pairs):
     """JSON object from (key, already-encoded value) pairs, in that order."""
     return "{" + ", ".join(_q(k) + ": " + v for k, v in pairs) + "}"
-
-
-def dumps_list(items):
-    return "[" + ", ".join(items) + "]"
 
 
 def dumps_ab(d):
@@ -195,14 +207,34 @@ def dumps_event(ev):
     return dumps_obj(pairs)
 
 
+def write_verdict(write, v, rejected):
+    """The verdict of events.md as one JSON line (no newline), passed to `write(str)` in
+    pieces of one duel, penalty or rejection each: on a 64 KB MicroPython heap a record
+    with many rejections makes a verdict too long for one allocation. `v` is
+    Match.verdict(); `rejected` a list of (index, why)."""
+    write('{"result": %s, "wins": %s, "duels": [' % (_q(v["result"]), dumps_ab(v["wins"])))
+    sep = ""
+    for d in v["duels"]:
+        write(sep + dumps_obj((("winner", _q(d["winner"])), ("by", _q(d["by"])))))
+        sep = ", "
+    write('], "phase": %s, "lp": %s, "penalties": [' % (_q(v["phase"]), dumps_ab(v["lp"])))
+    sep = ""
+    for x in v["penalties"]:
+        pairs = [("p", _q(x["p"])), ("kind", _q(x["kind"])), ("code", _q(x["code"]))]
+        if "after_match" in x:
+            pairs.append(("after_match", "true"))
+        write(sep + dumps_obj(pairs))
+        sep = ", "
+    write('], "rejected": [')
+    sep = ""
+    for i, w in rejected:
+        write(sep + dumps_obj((("index", str(i)), ("why", _q(w)))))
+        sep = ", "
+    write("]}")
+
+
 def dumps_verdict(v, rejected):
-    """The verdict of events.md as one JSON line. `v` is Match.verdict(); `rejected`
-    a list of (index, why)."""
-    duels = dumps_list([dumps_obj((("winner", _q(d["winner"])), ("by", _q(d["by"])))) for d in v["duels"]])
-    pens = dumps_list([dumps_obj((("p", _q(x["p"])), ("kind", _q(x["kind"])), ("code", _q(x["code"]))))
-                       for x in v["penalties"]])
-    rej = dumps_list([dumps_obj((("index", str(i)), ("why", _q(w)))) for i, w in rejected])
-    return dumps_obj((
-        ("result", _q(v["result"])), ("wins", dumps_ab(v["wins"])), ("duels", duels),
-        ("phase", _q(v["phase"])), ("lp", dumps_ab(v["lp"])), ("penalties", pens),
-        ("rejected", rej)))
+    """write_verdict as one string (on the desk, and for tests)."""
+    out = []
+    write_verdict(out.append, v, rejected)
+    return "".join(out)

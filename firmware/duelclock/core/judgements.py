@@ -59,10 +59,14 @@ class TimeRules:
     def _call_time(self, at):
         # KR 2.C judgements 1-4.
         self.time_called = True
-        if self.kind == "elimination" and self.wins["A"] == 0 and self.wins["B"] == 0:
+        finished = len(self.duels)
+        # J1 (in or before duel 1) and J2 (between duels 1 and 2) with no duel won yet,
+        # elimination: the first duel won decides. Time in duel 2 or later is J3 whatever
+        # the score (rules.md 3).
+        if (self.kind == "elimination" and self.wins["A"] == 0 and self.wins["B"] == 0
+                and (finished == 0 or (finished == 1 and not self.in_duel))):
             self.decide_first_win = True
         self._note(at, "time", None)
-        finished = len(self.duels)
         if self.in_duel:
             if self.is_extra:
                 return                      # an extra duel keeps its own 4-turn limit

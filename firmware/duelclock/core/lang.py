@@ -53,9 +53,11 @@ penalty|Penalty|벌칙|Penalti
 lp_fix|LP fix|라이프 수정|Koreksi LP
 void|Void tardiness|지각 취소|Batalkan keterlambatan
 extend|Extend time|시간 연장|Tambah waktu
+given|+%s from the desk|데스크 연장 +%s|+%s dari meja juri
 minutes|Minutes|분|Menit
 new_lp|New LP for %s|%s 새 라이프|LP baru %s
 which_player|Which player?|어느 플레이어?|Pemain mana?
+both|Both|둘 다|Keduanya
 kind|Penalty kind|벌칙 종류|Jenis penalti
 usual|usual|기준|biasa
 saved|Saved|저장됨|Tersimpan

@@ -2,9 +2,10 @@
 #
 # Pure: desk-time ms come in with the events, the verdict and sheet notes go out.
 # `Match.apply(ev)` takes one well-formed event and returns None (applied) or a reason
-# (rejected). A rejected event changes nothing at all, not even the clock: time-based
-# transitions that the event's `t` would have fired are rolled back with it, so a
-# record replays to the same verdict with or without its rejected events.
+# (rejected). Time passes whether or not the event is accepted: a rejected event is a
+# `tick` at its `t` (events.md). It changes nothing of its own, but the time-based
+# transitions due by its `t` stand, so a record replays to the same verdict as the same
+# record with every rejected event replaced by a tick at the same `t`.
 #
 # A match, one duel at a time (phase names are the verdict's):
 #
@@ -21,9 +22,11 @@
 #             extra_duel --end of turn 4--> compare LP (equal --> sudden_death)
 #
 #   any phase --2 wins | match_loss/dq | time (J1/J2 swiss) | cap--> over
+#   over --penalty--> over   (recorded with after_match; it changes nothing else)
 #
 # Time-based transitions (tardiness at 5:00/10:00, time at limit, double loss at
-# limit + cap) fire at their own instant, before any event stamped at or after it.
+# limit + cap) fire at their own instant, before any event stamped at or after it;
+# several due at one instant fire in that order: tardiness, time called, the cap.
 from duelclock.core.record import PLAYERS
 from duelclock.core.rules import START_LP, NORMAL, SUDDEN, other, ab
 from duelclock.core.judgements import TimeRules
@@ -32,8 +35,8 @@ from duelclock.core.handlers import EventRules
 
 class Match(TimeRules, EventRules):
     # Every attribute that an event may change. A snapshot copies these (containers
-    # shallow-copied, their items are never mutated in place) so a rejected event
-    # can be rolled back together with the time transitions it fired.
+    # shallow-copied, their items are never mutated in place) so `check` can answer
+    # and then put the match back as it was, time transitions included.
     _STATE = ("now_ms", "limit_ms", "over", "result", "time_called", "decide_first_win",
               "in_duel", "is_extra", "dstate", "extra_left", "lp", "first", "turn",
               "turn_start_ms", "lp_changed", "undo_to", "wins", "duels", "penalties",
@@ -52,12 +55,11 @@ class Match(TimeRules, EventRules):
         # head judge (ID B, D-F); KR leaves both to the judge's discretion (KR penalty 2).
         self.rules = start.get("rules", "ID")
         self.on_note = on_note
-        self._notes = []
         self.now_ms = None
         self.over = False
         self.result = None
         self.time_called = False
-        self.decide_first_win = False   # elimination, 0-0 at time: first duel won decides
+        self.decide_first_win = False   # elimination, J1/J2 with no duel won: first duel won decides
         self.in_duel = False
         self.is_extra = False
         self.dstate = NORMAL
@@ -70,7 +72,7 @@ class Match(TimeRules, EventRules):
         self.undo_to = None             # (lp before the last lp entry, lp_changed before)
         self.wins = ab(0, 0)
         self.duels = []                 # {"winner", "by"}; items replaced, never mutated
-        self.penalties = []             # {"p","kind","code","t","auto"}; same
+        self.penalties = []             # {"p","kind","code","t","auto"[,"escalated","after_match"]}; same
         self.seated = ab(not self.seating, not self.seating)
         self.tardy = ab(0, 0)          # 0 none, 1 warning, 2 duel_loss, 3 match_loss
         self.excused = ab(False, False)
@@ -78,30 +80,19 @@ class Match(TimeRules, EventRules):
     # --- the one entry point -----------------------------------------------------
 
     def apply(self, ev):
-        """Apply one checked event. None if applied, else the reason it was refused."""
+        """Apply one checked event. None if applied, else the reason it was refused.
+        Either way (unless `t` is out of order) the clock moves to `t` and the time-based
+        transitions due by then fire: a refused event is a tick. Handlers validate before
+        they change anything, so a refused event leaves no trace of its own."""
         t = ev["t"]
         if self.now_ms is not None and t < self.now_ms:
             return "out of time order"
-        saved = None
-        if self.next_deadline_ms() <= t:
-            saved = self._snapshot()
-            self._advance(t)
-        name = ev["ev"]
-        if self.over and name != "tick":
-            why = "the match is over"
-        else:
-            why = getattr(self, "_ev_" + name)(ev, t)
-        if why is not None:
-            if saved is not None:
-                self._restore(saved)
-            self._notes = []
-            return why
+        self._advance(t)
         self.now_ms = t
-        notes, self._notes = self._notes, []
-        if self.on_note is not None:
-            for n in notes:
-                self.on_note(n[0], n[1], n[2])
-        return None
+        name = ev["ev"]
+        if self.over and name != "tick" and name != "penalty":
+            return "the match is over"
+        return getattr(self, "_ev_" + name)(ev, t)
 
     def check(self, ev):
         """Would `ev` be applied? The reason it would not, or None. Changes nothing: the
@@ -111,7 +102,6 @@ class Match(TimeRules, EventRules):
         why = self.apply(ev)
         self._restore(saved)
         self.on_note = on_note
-        self._notes = []
         return why
 
     def advance_to(self, t):
@@ -158,6 +148,8 @@ class Match(TimeRules, EventRules):
         pen = {"p": p, "kind": kind, "code": code, "t": t, "auto": auto}
         if escalated:
             pen["escalated"] = True
+        if self.over:
+            pen["after_match"] = True     # given after the match: changes nothing in it
         if kind == "duel_loss":
             pen["duel_ix"] = len(self.duels)   # the duel it costs (played or not)
         self.penalties = self.penalties + [pen]
@@ -218,7 +210,7 @@ class Match(TimeRules, EventRules):
 
     def _note(self, t, kind, data):
         if self.on_note is not None:
-            self._notes.append((t, kind, data))
+            self.on_note(t, kind, data)
 
     # --- snapshot for rollback -------------------------------------------------------
 
@@ -245,5 +237,13 @@ class Match(TimeRules, EventRules):
             "duels": [dict(d) for d in self.duels],
             "phase": self.phase(),
             "lp": dict(self.lp),
-            "penalties": [{"p": x["p"], "kind": x["kind"], "code": x["code"]} for x in self.penalties],
+            "penalties": [_listed(x) for x in self.penalties],
         }
+
+
+def _listed(pen):
+    # A penalty as the verdict lists it; after_match only where it is true (events.md).
+    e = {"p": pen["p"], "kind": pen["kind"], "code": pen["code"]}
+    if "after_match" in pen:
+        e["after_match"] = True
+    return e

@@ -1,9 +1,10 @@
 # The match record: events in the interchange form of shared/spec/events.md.
 #
 # Pure and MicroPython-compatible: no I/O. `parse_line` turns one JSON line into an
-# event dict or a reason; `check_event` validates the keys and types of one event; the
-# `dumps_*` helpers write JSON with a fixed key order so CPython and MicroPython print
-# byte-identical verdicts (MicroPython dicts do not keep insertion order).
+# event dict or a reason (`read_line` only decodes it); `check_event` validates the keys
+# and types of one event; the `dumps_*` helpers write JSON with a fixed key order so
+# CPython and MicroPython print byte-identical verdicts (MicroPython dicts do not keep
+# insertion order).
 import json
 
 from duelclock.core.jsonio import strict_json
@@ -92,7 +93,7 @@ def _p(ev):
 
 
 def _penalty(ev):
-    why = _player(ev, "p")
+    why = None if ev.get("p") == "both" else _player(ev, "p")   # both: rules.md 5
     if why:
         return why
     if ev.get("kind") not in PENALTY_KINDS:
@@ -177,19 +178,27 @@ def check_event(ev):
     return check(ev)
 
 
-def parse_line(line):
-    """(event, None) or (None, reason) for one line (str or bytes) of a record."""
+def read_line(line):
+    """(value, None) or (None, reason): one line (str or bytes) as strict JSON, not yet
+    checked as an event."""
     if len(line) > MAX_LINE_BYTES:
         return None, "line longer than %d bytes" % MAX_LINE_BYTES
     try:
-        if type(line) is not str:
-            line = line.decode()
-        if not strict_json(line):
+        if type(line) is str:
+            line = line.encode()
+        text = line.decode()                      # raises on bad UTF-8
+        if not strict_json(line):                 # reads the bytes (see jsonio)
             return None, "not JSON"
-        ev = json.loads(line)
+        return json.loads(text), None
     except (ValueError, UnicodeError):
         return None, "not JSON"
-    why = check_event(ev)
+
+
+def parse_line(line):
+    """(event, None) or (None, reason) for one line (str or bytes) of a record."""
+    ev, why = read_line(line)
+    if why is None:
+        why = check_event(ev)
     if why:
         return None, why
     return ev, None

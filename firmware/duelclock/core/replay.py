@@ -1,6 +1,6 @@
 # Replay: lines of a match record in, the match and its rejections out. Pure: the caller
 # reads the file (or the journal) and feeds lines; see duelclock/replay.py for the CLI.
-from duelclock.core.record import RecordError, parse_line
+from duelclock.core.record import RecordError, check_event, read_line
 from duelclock.core.jsonio import dumps_verdict
 from duelclock.core.match import Match
 
@@ -9,7 +9,8 @@ class Replay:
     """Feed the lines of one record in order. The first event must be a valid
     round_start, else RecordError (the input is not a match record). Every later line
     that is not a well-formed event, or that the rules refuse, lands in `rejected`
-    as (index, why) and changes nothing."""
+    as (index, why) and changes nothing but the time: one with a valid `t` is a tick
+    at that `t`."""
 
     def __init__(self, with_sheet=False):
         self.with_sheet = with_sheet
@@ -27,12 +28,20 @@ class Replay:
         if line is None:
             ev, why = None, "line too long"
         else:
-            ev, why = parse_line(line)
+            ev, why = read_line(line)
+            if why is None:
+                why = check_event(ev)
         if self.match is None:
-            self._first(ev, why)
+            self._first(ev if why is None else None, why)
             return
         if why is None:
             why = self.match.apply(ev)
+        elif type(ev) is dict:
+            # Not an event, yet it has a time: a rejected event is a tick at its t
+            # (events.md), whatever else is wrong with it.
+            tick = {"t": ev.get("t"), "ev": "tick"}
+            if check_event(tick) is None:
+                self.match.apply(tick)
         if why is not None:
             self.rejected.append((index, why))
 

@@ -11,7 +11,7 @@
 #   ("mark", t, what, k, n)        what: time | extra_turn (k of n) | sudden_death | cap
 #                                  | extend (k ms)
 #   ("seated", t, p)
-#   ("penalty", t, p, kind, code, auto, escalated)
+#   ("penalty", t, p, kind, code, auto, escalated, after_match)
 #   ("void", t, p, kind, code)
 #   ("end", t, winner, by)          a duel's result
 #   ("result", t, result)           the match's result
@@ -91,7 +91,8 @@ class Sheet:
         elif kind == "seated":
             self._add(("seated", t, d))
         elif kind == "penalty":
-            self._add(("penalty", t, d["p"], d["kind"], d["code"], d["auto"], d.get("escalated", False)))
+            self._add(("penalty", t, d["p"], d["kind"], d["code"], d["auto"], d.get("escalated", False),
+                       "after_match" in d))
         elif kind == "void":
             self._add(("void", t, d[0], d[1], d[2]))
         elif kind == "match_over":

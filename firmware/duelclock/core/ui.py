@@ -17,19 +17,21 @@
 #                  Duel over --> Pick winner --> Both confirm --> duel_end
 #                  Surrender --> Pick player --> Both confirm --> surrender (or the rule's reason)
 #                  Judge --> Pin --(floor|head)--> Judge menu: Penalty | LP fix | Void | Extend
+#                                                  Penalty --> A | B | Both --> code --> kind
 #
 # Nothing is recorded that nobody confirmed: every event leaves through `_record`, which only
 # frames reached by an explicit ok (or a player's own key) call.
 from duelclock.core import catalogue
 from duelclock.core.lang import tr, LANGS
 from duelclock.core.match import Match
-from duelclock.core.sheet import Sheet
+from duelclock.core.sheet import Sheet, clock
 from duelclock.core.sign import pin_matches
 
 MAX_AMOUNT_DIGITS = 6
 PIN_TRIES = 3                   # wrong PINs before a lockout
 LOCKOUT_MS = 60000              # first lockout; each further one doubles
 MESSAGE_MS = 2500               # how long a refusal or notice stays on screen
+GIVEN_MS = 6000                 # how long "+3:00 from the desk" stays on screen
 IDLE_DIM_MS = 120000            # dim after 2 minutes without a key (the clock stays readable)
 FIVE_MIN_MS = 300000
 SHEET_ROWS = 60                 # rows of the current duel kept for the record view
@@ -92,6 +94,7 @@ class Ui:
         self.start = start
         self.sheet = Sheet(start, keep=1, max_rows=SHEET_ROWS)
         self.match = Match(start, self._on_note)
+        self.limit0_ms = self.match.limit_ms        # the view marks what was given since
         self.stack = [Home()]
         self.warned_5min = False
 
@@ -138,7 +141,14 @@ class Ui:
         span = now_ms - self.paused_at
         self.paused_at = None
         if span >= 1000:
-            self.record({"t": now_ms, "ev": "extend", "ms": span})
+            self.given(now_ms, span)
+
+    def given(self, now_ms, ms):
+        """The desk gave the table `ms` (an extension, a pause given back): recorded, and
+        said on screen for GIVEN_MS ("+3:00 from the desk")."""
+        self.now_ms = now_ms
+        if self.record({"t": now_ms, "ev": "extend", "ms": ms}):
+            self.say(self.t("given", clock(ms)), GIVEN_MS)
 
     # --- recording --------------------------------------------------------------------
 
@@ -179,8 +189,8 @@ class Ui:
         if flash_ms:
             self.alerts.append(("flash", flash_ms))
 
-    def say(self, text):
-        self.message = (text, self.now_ms + MESSAGE_MS)
+    def say(self, text, ms=MESSAGE_MS):
+        self.message = (text, self.now_ms + ms)
 
     def current_message(self, now_ms):
         if self.message is not None and now_ms < self.message[1]:
@@ -339,7 +349,8 @@ class Menu:
 
 
 class PickAB(Menu):
-    """A choice between A and B (and maybe more): a and b pick directly."""
+    """A choice between A and B (and maybe more: Draw, Both): a and b pick directly; ok, or
+    menu on boards without an ok key, picks the item under the cursor."""
 
     def key(self, ui, k):
         if k in ("a", "b"):
@@ -347,7 +358,7 @@ class PickAB(Menu):
                 if label == k.upper():
                     action(ui)
                     return
-        Menu.key(self, ui, k)
+        Menu.key(self, ui, "ok" if k == "menu" else k)
 
 
 class Confirm:
@@ -523,7 +534,10 @@ def pick_surrender(ui):
 
 
 def judge_menu(ui, role):
-    items = [(ui.t("penalty"), lambda u: u.push(_pick_player(u, lambda u2, p: u2.push(_pick_code(u2, role, p)))))]
+    # Open after the match too, until the next round starts: a penalty then is recorded
+    # (after_match) and changes nothing else (rules.md 5).
+    items = [(ui.t("penalty"), lambda u: u.push(_pick_player(u, lambda u2, p: u2.push(_pick_code(u2, role, p)),
+                                                             True)))]
     if ui.match is not None and ui.match.in_duel:
         items.append((ui.t("lp_fix"), lambda u: u.push(_pick_player(u, _fix_for))))
     items.append((ui.t("void"), lambda u: u.push(_pick_player(u, _void))))
@@ -533,8 +547,11 @@ def judge_menu(ui, role):
     return items
 
 
-def _pick_player(ui, then):
-    return PickAB([(p, (lambda q: lambda u: then(u, q))(p)) for p in ("A", "B")], ui.t("which_player"))
+def _pick_player(ui, then, both=False):
+    items = [(p, (lambda q: lambda u: then(u, q))(p)) for p in ("A", "B")]
+    if both:                    # one penalty for both players at once (p "both", rules.md 5)
+        items.append((ui.t("both"), lambda u: then(u, "both")))
+    return PickAB(items, ui.t("which_player"))
 
 
 def _pick_code(ui, role, p):
@@ -542,7 +559,7 @@ def _pick_code(ui, role, p):
     items = []
     for code in catalogue.codes(rules):
         items.append((catalogue.name(code, ui.lang), (lambda c: lambda u: u.push(_pick_kind(u, role, p, c)))(code)))
-    return Menu(items, ui.t("penalty") + " " + p)
+    return Menu(items, ui.t("penalty") + " " + (ui.t("both") if p == "both" else p))
 
 
 def _pick_kind(ui, role, p, code):

@@ -69,6 +69,8 @@ def _status(ui, sync_age_s, battery_pct):
     parts = ["T%d" % ui.table_no]
     if ui.start is not None:
         parts.append("R%d" % ui.start["round"])
+        if ui.match.limit_ms > ui.limit0_ms:        # time given this round, kept to its end
+            parts.append("+" + clock(ui.match.limit_ms - ui.limit0_ms))
     if sync_age_s is None:
         parts.append(ui.t("no_sync"))
     else:

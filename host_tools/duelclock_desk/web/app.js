@@ -121,7 +121,7 @@ function drawTile(rec) {
   if (el.a.className !== cls) el.a.className = cls;
   setText(el.no, t('table') + ' ' + v.table);
   const sync = v.sync_age_ms === null ? t('sync_never')
-    : t('sync_age', Math.floor((v.sync_age_ms + deskElapsed(rec)) / 1000));
+    : t('sync_age', Math.floor((v.sync_age_ms + deskElapsed(rec) / S.speed) / 1000));  // real ms
   setText(el.link, (online ? t('online') : t(v.online ? 'silent' : 'offline')) + ' · ' + sync);
   setText(el.phase, ph.label);
   setText(el.clock, v.phase === 'over' ? '–' : (v.paused ? t('paused') + ' ' : '') + clockText(rem));
