@@ -538,7 +538,7 @@ def main(board=None, root=None):
     try:
         if _main(board, root):
             return
-    except Exception:
+    except BaseException:       # CircuitPython in maintenance: a Ctrl-C at the PIN screen too
         if not reset:
             raise
     reset()
