@@ -1,0 +1,232 @@
+# The table's real app loop (duelclock.app: its Table and its keys, frame and link tasks)
+# under the MicroPython unix port, on a board whose display is as slow as the chip's, for
+# the display bench (tests/bench/bench_display.py). MICROPYPATH: the firmware, tests/upy,
+# .frozen.
+#
+#   micropython upy_loop.py typing     keys at fast-typing speed: the Pico W's keys (A, B, X,
+#                                      Y; core.keys.Keys) pressed by a schedule of levels in
+#                                      time; A opens LP entry, X (+100) 60 ms down / 60 ms up
+#                                      ten times, A confirms; three times
+#   micropython upy_loop.py idle S     S seconds with nobody at the keys
+#
+# Both with the round running (the desk's round command at boot), the clock ticking and the
+# link syncing (a desk on the link answers every sync request at once). The panel stands in
+# for the chip: a show() holds the loop DELAY_FULL_MS for a whole 240x135 frame (what the
+# emulated RP2040 shows for building, drawing and sending one) and the same per byte for
+# part of one. A task that asks to wake every ms measures the longest time the loop is held.
+# Prints one JSON line: typing: {"pressed", "registered", "held_max_ms", "frames"};
+# idle: {"frames", "bytes", "alloc", "seconds", "held_max_ms"} (alloc: bytes allocated,
+# the collector off).
+import asyncio
+import gc
+import json
+import sys
+import time
+
+from ramdisk import RAMDisk
+from duelclock import app
+from duelclock.core.keys import Keys, buttons_pressed
+from duelclock.core.wire import Encoder
+
+KEY = b"bench-event-key-0123456789abcdef"
+TBL = 7
+W, H = 240, 135
+DELAY_FULL_MS = 75
+FULL_BYTES = W * H * 2
+KEYMAP = {"A": ("a", "menu", None), "B": ("b", "turn", None), "X": ("up", None, "up_fast"),
+          "Y": ("down", None, "down_fast"), "X+Y": ("back", "undo", None)}
+BURSTS = 3
+PRESSES = 10
+TYPE_DOWN_MS = 60
+TYPE_UP_MS = 60
+SLOW_MS = 200                   # A: down and up this long (opens and confirms the entry)
+
+
+class Clock:
+    """The board's ms since boot (unwrapped), as app.Unwrap gives it."""
+
+    def __init__(self):
+        self.t0 = time.ticks_ms()
+
+    def __call__(self):
+        return time.ticks_diff(time.ticks_ms(), self.t0)
+
+
+class Panel:
+    """A 240x135 RGB565 display whose show() costs what the chip's does."""
+    swap = True
+
+    def __init__(self):
+        import framebuf
+        self.buf = bytearray(FULL_BYTES)
+        self.fb = framebuf.FrameBuffer(self.buf, W, H, framebuf.RGB565)
+        self.frames = 0
+        self.sent = 0
+
+    def show(self):
+        self._send(FULL_BYTES)
+
+    def _send(self, n):
+        self.frames += 1
+        self.sent += n
+        time.sleep_ms(DELAY_FULL_MS * n // FULL_BYTES)
+
+    def backlight(self, level):
+        pass
+
+
+class Desk:
+    """The link: the round command once the table says hello, and an answer to every sync
+    request as soon as it is sent (desk time = the table's clock)."""
+
+    def __init__(self, clock):
+        self.clock = clock
+        self.enc = Encoder(KEY, 1)
+        self.rx = b""
+        self.up = True
+        self.syncs = 0
+
+    def poll(self):
+        out = self.rx
+        self.rx = b""
+        return out
+
+    def send(self, line, kind):
+        msg = json.loads(line)
+        if msg["k"] == "hello":
+            self.rx += self.enc.build("round", {"round": 1, "kind": "swiss", "start_ms": self.clock(),
+                                                "limit_s": 2700, "cap_s": 1800, "extra_turns": 1,
+                                                "seating": False}, TBL)
+        elif msg["k"] == "sync":
+            t = self.clock()
+            self.syncs += 1
+            self.rx += self.enc.build("sync", {"t1": msg["t1"], "t2": t, "t3": t, "re": msg["seq"]}, TBL)
+        return True
+
+
+class Fingers:
+    """Key levels from a schedule of presses: (down_ms, up_ms, key) in board ms."""
+
+    def __init__(self, clock):
+        self.clock = clock
+        self.presses = []
+
+    def press(self, at_ms, down_ms, key):
+        self.presses.append((at_ms, at_ms + down_ms, key))
+        return at_ms + down_ms
+
+    def level(self, key):
+        now = self.clock()
+        for t0, t1, k in self.presses:
+            if k == key and t0 <= now < t1:
+                return 1
+        return 0
+
+    def end_ms(self):
+        return max(p[1] for p in self.presses)
+
+
+class Board:
+    BOARD = "BENCH"
+    WIDTH = W
+    HEIGHT = H
+    mono = False
+    renderer_kind = "fb"
+    buzzer = None
+    led = None
+    battery_pct = None
+
+    def __init__(self, clock, fingers):
+        self.display = Panel()
+        buttons = tuple((k, (lambda k=k: fingers.level(k)), 1) for k in ("A", "B", "X", "Y"))
+        held = []
+        self.keys = Keys(lambda: buttons_pressed(buttons, held), KEYMAP)
+
+
+def table(clock, fingers):
+    disk = RAMDisk(128)
+    disk.mount("/flash", format=True)
+    with open("/flash/duelclock.json", "w") as f:
+        f.write(json.dumps({"table": TBL, "key": "".join("%02x" % b for b in KEY)}))
+    board = Board(clock, fingers)
+    desk = Desk(clock)
+    t = app.Table(board, app.load_config("/flash"), desk, clock, "/flash")
+    return board, desk, t
+
+
+async def watch(held):
+    """How late a 1 ms sleep wakes: the longest time anything held the loop."""
+    while True:
+        t0 = time.ticks_ms()
+        await asyncio.sleep_ms(1)
+        late = time.ticks_diff(time.ticks_ms(), t0) - 1
+        if late > held[0]:
+            held[0] = late
+
+
+async def run(board, t, until, held):
+    renderer, present = app.make_renderer(board)
+    asyncio.create_task(app.keys_task(t, board.keys))
+    asyncio.create_task(app.frame_task(t, renderer, present))
+    asyncio.create_task(app.link_task(t))
+    asyncio.create_task(watch(held))
+    while not until():
+        await asyncio.sleep_ms(50)
+
+
+def typing():
+    clock = Clock()
+    fingers = Fingers(clock)
+    board, desk, t = table(clock, fingers)
+    got = []
+    key = t.key
+
+    def counted(intent):
+        got.append(intent)
+        key(intent)
+    t.key = counted
+    at = 1500                           # the round has started and synced by then
+    at = fingers.press(at, SLOW_MS, "A") + SLOW_MS        # A: who goes first
+    at = fingers.press(at, SLOW_MS, "A") + SLOW_MS        # A goes first
+    for _ in range(BURSTS):
+        at = fingers.press(at, SLOW_MS, "A") + SLOW_MS    # LP entry for A
+        for _ in range(PRESSES):
+            at = fingers.press(at, TYPE_DOWN_MS, "X") + TYPE_UP_MS
+        at = fingers.press(at + 100, SLOW_MS, "A") + SLOW_MS     # confirm
+    end = fingers.end_ms() + 500
+    held = [0]
+    asyncio.run(run(board, t, lambda: clock() > end, held))
+    if desk.syncs == 0 or t.ui.match is None:
+        raise SystemExit("no round or no sync: syncs %d" % desk.syncs)
+    print(json.dumps({"pressed": BURSTS * PRESSES, "registered": got.count("up"),
+                      "lp_a": t.ui.match.lp["A"], "held_max_ms": held[0],
+                      "frames": board.display.frames, "syncs": desk.syncs}))
+
+
+def idle(seconds):
+    clock = Clock()
+    fingers = Fingers(clock)
+    fingers.press(1 << 29, 1, "A")      # never
+    board, desk, t = table(clock, fingers)
+    held = [0]
+    asyncio.run(run(board, t, lambda: clock() > 3000, held))    # started, synced, settled
+    if t.ui.match is None:
+        raise SystemExit("no round")
+    d = board.display
+    frames, sent = d.frames, d.sent
+    held[0] = 0
+    gc.collect()
+    gc.disable()
+    a0 = gc.mem_alloc()
+    end = clock() + 1000 * seconds
+    asyncio.run(run(board, t, lambda: clock() > end, held))
+    alloc = gc.mem_alloc() - a0
+    gc.enable()
+    print(json.dumps({"frames": d.frames - frames, "bytes": d.sent - sent, "alloc": alloc,
+                      "seconds": seconds, "held_max_ms": held[0], "syncs": desk.syncs}))
+
+
+if sys.argv[1] == "typing":
+    typing()
+else:
+    idle(int(sys.argv[2]))
