@@ -52,7 +52,22 @@ class _Oled:
 
     def __init__(self, oled):
         self.fb = oled
-        self.show = oled.show
+
+    def show(self, windows=None):
+        """The frame, or only `windows` [(x, y, w, h)]: each the 8-row pages and columns it
+        spans, a page's bytes a write (I2C at 400 kHz: 1,024 bytes take about 26 ms)."""
+        oled = self.fb
+        if windows is None:
+            oled.show()
+            return
+        buf = memoryview(oled.buffer)
+        for x, y, w, h in windows:
+            p0 = y // 8
+            p1 = (y + h - 1) // 8
+            for cmd in (0x21, x, x + w - 1, 0x22, p0, p1):     # column, page address
+                oled.write_cmd(cmd)
+            for p in range(p0, p1 + 1):
+                oled.write_data(buf[p * WIDTH + x:p * WIDTH + x + w])
 
     def backlight(self, level):
         # An OLED has no backlight: contrast dims it, and even 0 stays readable.

@@ -58,28 +58,166 @@ def rgb565(r, g, b, swap=False):
     return (c >> 8 | (c & 0xff) << 8) if swap else c
 
 
+FULL_PCT = 50                   # a change over half the screen: paint and send it whole
+
+
 class FbRenderer:
     """draw(screen) lays a Screen out on `fb` (width x height). mono: a 1-bit buffer
     (SSD1306 MONO_VLSB); else RGB565, byte-swapped when `swap` (for drivers that push the
-    buffer to an ST7789 as it is)."""
+    buffer to an ST7789 as it is).
+
+    Only what changed is painted. The layout's drawing is kept as a list of ops, each a
+    box it paints nothing outside of: (x, y, w, h, kind, a, b, color), kind 0 a filled
+    rectangle, else a glyph (writer.py). An op that differs from the op at the same place
+    in the last draw's list marks its old and new boxes dirty; the dirty area grows by the
+    whole box of every glyph it touches (a glyph is painted whole) until none is cut;
+    then it is filled with the background and every op touching it is painted again in
+    the list's order, rectangles clipped to it. Every pixel outside it has the same ops
+    in the same order as before, so the buffer holds what a full draw would paint
+    (tests/upy/test_render_fb.py checks it from every golden state to every other).
+    draw() returns the dirty windows [(x, y, w, h)] for the display to send, [] when
+    nothing changed."""
 
     def __init__(self, fb, width, height, mono, swap=False):
+        self.fb = fb
         self.w = width
         self.h = height
         self.mono = mono
-        wr = Writer(fb, font_ko)
-        # the canvas: the FrameBuffer's own methods and the writer's, bound once
-        self.fill = fb.fill
-        self.fill_rect = fb.fill_rect
-        self.rect = fb.rect
-        self.hline = fb.hline
+        self.wr = wr = Writer(fb, font_ko)
+        wr.record = self._glyph
         self.text = wr.text
         self.width = wr.width
         self.height = wr.height
         self.fit = wr.fit
+        self.ops = []
+        self.old = []
+        self.bg = None
+        self.old_bg = None
         if mono:
             palette, invert = (0, 1, 1, 1, 1, 1, 1, 1, 0), 1
         else:
             palette, invert = [rgb565(r, g, b, swap) for r, g, b in RGB], 0xffff
         self.layout = Layout(self, _Big if height >= 100 else _Small, palette, invert)
-        self.draw = self.layout.draw
+
+    # --- the canvas: recorded, painted by draw() ----------------------------------------
+
+    def fill(self, color):
+        self.bg = color
+
+    def fill_rect(self, x, y, w, h, color):
+        if w > 0 and h > 0:
+            self.ops.append((x, y, w, h, 0, 0, 0, color))
+
+    def rect(self, x, y, w, h, color):
+        self.fill_rect(x, y, w, 1, color)
+        self.fill_rect(x, y + h - 1, w, 1, color)
+        self.fill_rect(x, y, 1, h, color)
+        self.fill_rect(x + w - 1, y, 1, h, color)
+
+    def hline(self, x, y, w, color):
+        self.fill_rect(x, y, w, 1, color)
+
+    def _glyph(self, x, y, w, h, kind, a, b, color):
+        self.ops.append((x, y, w, h, kind, a, b, color))
+
+    # --- drawing -------------------------------------------------------------------------
+
+    def draw(self, s):
+        self.old, self.ops = self.ops, self.old
+        ops = self.ops
+        while ops:
+            ops.pop()
+        self.old_bg = self.bg
+        self.layout.draw(s)
+        if self.bg != self.old_bg:
+            return self._paint_all()
+        old = self.old
+        dirty = []
+        for i in range(max(len(ops), len(old))):
+            a = old[i] if i < len(old) else None
+            b = ops[i] if i < len(ops) else None
+            if a != b:
+                if a is not None:
+                    self._add(dirty, a)
+                if b is not None:
+                    self._add(dirty, b)
+        grown = True
+        while grown:
+            grown = False
+            for op in ops:
+                if op[4] and _touches(op, dirty) and not self._within(op, dirty):
+                    self._add(dirty, op)
+                    grown = True
+        area = 0
+        for d in dirty:
+            area += (d[2] - d[0]) * (d[3] - d[1])
+        if area * 100 > self.w * self.h * FULL_PCT:
+            return self._paint_all()
+        fr = self.fb.fill_rect
+        for d in dirty:
+            fr(d[0], d[1], d[2] - d[0], d[3] - d[1], self.bg)
+        glyph = self.wr.glyph
+        for op in ops:
+            if op[4]:
+                if _touches(op, dirty):
+                    glyph(*op)
+                continue
+            x1 = op[0] + op[2]
+            y1 = op[1] + op[3]
+            for d in dirty:
+                cx = max(op[0], d[0])
+                cy = max(op[1], d[1])
+                cw = min(x1, d[2]) - cx
+                ch = min(y1, d[3]) - cy
+                if cw > 0 and ch > 0:
+                    fr(cx, cy, cw, ch, op[7])
+        return [(d[0], d[1], d[2] - d[0], d[3] - d[1]) for d in dirty]
+
+    def _paint_all(self):
+        fb = self.fb
+        fb.fill(self.bg)
+        glyph = self.wr.glyph
+        for op in self.ops:
+            if op[4]:
+                glyph(*op)
+            else:
+                fb.fill_rect(op[0], op[1], op[2], op[3], op[7])
+        return [(0, 0, self.w, self.h)]
+
+    def _add(self, dirty, op):
+        """Mark op's box (on screen) dirty: merged into the first dirty rect it overlaps or
+        touches, as their bounding box, else a rect of its own [x0, y0, x1, y1]."""
+        x0 = max(0, op[0])
+        y0 = max(0, op[1])
+        x1 = min(self.w, op[0] + op[2])
+        y1 = min(self.h, op[1] + op[3])
+        if x0 >= x1 or y0 >= y1:
+            return
+        for d in dirty:
+            if x0 <= d[2] and d[0] <= x1 and y0 <= d[3] and d[1] <= y1:
+                d[0] = min(d[0], x0)
+                d[1] = min(d[1], y0)
+                d[2] = max(d[2], x1)
+                d[3] = max(d[3], y1)
+                return
+        dirty.append([x0, y0, x1, y1])
+
+    def _within(self, op, dirty):
+        """Is op's box (on screen) inside one dirty rect?"""
+        x0 = max(0, op[0])
+        y0 = max(0, op[1])
+        x1 = min(self.w, op[0] + op[2])
+        y1 = min(self.h, op[1] + op[3])
+        for d in dirty:
+            if d[0] <= x0 and d[1] <= y0 and x1 <= d[2] and y1 <= d[3]:
+                return True
+        return False
+
+
+def _touches(op, dirty):
+    x1 = op[0] + op[2]
+    y1 = op[1] + op[3]
+    for d in dirty:
+        if op[0] < d[2] and d[0] < x1 and op[1] < d[3] and d[1] < y1:
+            return True
+    return False

@@ -57,14 +57,16 @@ class CountingFB:
 
 
 class Panel:
-    """The display: counts the bytes a show() sends (the whole buffer, as st7789.show)."""
+    """The display: counts the bytes show(windows) sends, as the ST7789 driver (2 bytes a
+    pixel) or the ESP32 board's SSD1306 (a byte per column of each 8-row page) does."""
 
-    def __init__(self, buf):
-        self.buf = buf
+    def __init__(self, mono):
+        self.mono = mono
         self.sent = 0
 
-    def show(self):
-        self.sent += len(self.buf)
+    def show(self, windows):
+        for x, y, w, h in windows:
+            self.sent += w * ((y + h - 1) // 8 - y // 8 + 1) if self.mono else 2 * w * h
 
 
 def median(xs):
@@ -81,7 +83,7 @@ def main(w, h, mono):
         fb = framebuf.FrameBuffer(buf, w, h, framebuf.RGB565)
     cfb = CountingFB(fb)
     r = FbRenderer(cfb, w, h, mono)
-    panel = Panel(buf)
+    panel = Panel(mono)
     ui = Ui(1, lambda ev: None)
     ui.start_round(dict(START))
     now = 60000
@@ -91,8 +93,9 @@ def main(w, h, mono):
     def frame(now):
         cfb.calls = 0
         panel.sent = 0
-        r.draw(build(ui, now, 1, None, False))
-        panel.show()
+        windows = r.draw(build(ui, now, 1, None, False))
+        if windows:
+            panel.show(windows)
         return cfb.calls, panel.sent
 
     frame(now)

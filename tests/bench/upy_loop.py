@@ -63,10 +63,10 @@ class Panel:
         self.frames = 0
         self.sent = 0
 
-    def show(self):
-        self._send(FULL_BYTES)
-
-    def _send(self, n):
+    def show(self, windows):
+        n = 0
+        for x, y, w, h in windows:
+            n += 2 * w * h
         self.frames += 1
         self.sent += n
         time.sleep_ms(DELAY_FULL_MS * n // FULL_BYTES)

@@ -1,6 +1,6 @@
 # The table's input flows (ui.py) and what the screens show (view.py).
 from duelclock.core.ui import Ui, PIN_TRIES
-from duelclock.core.view import build
+from duelclock.core.view import build, same
 from duelclock.core.record import check_event
 
 MIN = 60000
@@ -266,3 +266,15 @@ def test_a_player_calls_a_judge_until_a_pin_is_entered():
     assert ui.judge_called and build(ui, MIN).message == "JUDGE CALLED"
     _keys(ui, MIN, "menu", "3", "1", "1", "1", "1", "ok")   # between duels Judge is 3rd
     assert not ui.judge_called
+
+
+def test_a_screen_is_the_same_until_a_second_or_a_key_changes_it():
+    # The app draws no frame while same(): the view model must see every visible change.
+    ui, _ = _table()
+    _keys(ui, 60000, "a", "a")
+    s = build(ui, 61001, 4)                             # 43:58 left, turn 0:01
+    assert same(build(ui, 61999, 4), s) and not same(s, None)
+    assert not same(build(ui, 62000, 4), s)             # the turn clock's second
+    assert not same(build(ui, 61001, 5), s)             # the sync age in the status line
+    ui.key("a", 61500)                                  # LP entry
+    assert not same(build(ui, 61500, 4), s)

@@ -180,8 +180,17 @@ class SSD1306_I2C(FrameBuffer):
     def __init__(self, width, height, i2c, addr=0x3C, external_vcc=False):
         super().__init__(bytearray(width * height // 8), width, height, 0)
         self.i2c, self.addr = i2c, addr
+        self.buffer = self.buf                  # micropython-lib's name for it
         self.shown = 0
         self.contrast_level = None
+        self.cmds = []
+        self.data = []
+
+    def write_cmd(self, c):
+        self.cmds.append(c)
+
+    def write_data(self, b):
+        self.data.append(bytes(b))
 
     def show(self):
         self.shown += 1

@@ -282,6 +282,10 @@ def test_esp32_keypad_rows_never_short_and_display_dims_by_contrast(monkeypatch)
     assert (oled.i2c.sda.id, oled.i2c.scl.id, oled.addr) == (21, 22, 0x3C)
     b.display.show()
     assert oled.shown == 1
+    oled.buffer[:] = bytes(i & 255 for i in range(1024))
+    b.display.show([(10, 5, 4, 12)])                       # rows 5-16: pages 0-2
+    assert oled.shown == 1 and oled.cmds == [0x21, 10, 13, 0x22, 0, 2]
+    assert oled.data == [bytes(oled.buffer[p * 128 + 10:p * 128 + 14]) for p in (0, 1, 2)]
     b.display.backlight(0.5)
     assert oled.contrast_level == 127
     b.display.backlight(0)
@@ -444,6 +448,11 @@ def test_mpremote_mip_installs_the_package(monkeypatch, tmp_path, capsys):
 
 
 # --- SIM, under the MicroPython unix port ---------------------------------------------------
+
+def test_st7789_windows_under_micropython():
+    r = run_upy(["tests/upy_run.py", "tests/upy", "test_st7789"], extra_path=["tests/upy"], timeout=60)
+    assert r.returncode == 0 and " 0 failed" in r.stdout, r.stdout + r.stderr
+
 
 def test_sim_board_under_micropython():
     r = run_upy(["tests/upy_run.py", "tests/upy", "test_board_sim"],

@@ -109,6 +109,44 @@ if framebuf is not None:
         assert best >= 2 * 9, "the cursor bar should hold two 1x lines, got %d rows" % best
 
 
+    def test_drawing_state_after_state_composes_what_a_full_draw_paints():
+        # Partial drawing: from every golden state to every other, the buffer must hold
+        # exactly what drawing the second state on a blank renderer gives.
+        shots = [(name, make()) for name, make in screens.STATES]
+        for w, h, mono in SIZES:
+            ref_buf, _, ref = screen(w, h, mono)
+            buf, _, r = screen(w, h, mono)
+            partial = 0
+            for name, s in shots:
+                ref.__init__(ref.fb, w, h, mono)            # a fresh renderer: a full draw
+                assert ref.draw(s) == [(0, 0, w, h)]
+                want = bytes(ref_buf)
+                for before, b in shots:
+                    r.draw(b)
+                    windows = r.draw(s)
+                    if windows and windows != [(0, 0, w, h)]:
+                        partial += 1
+                    assert buf == want, "%s after %s at %dx%d" % (name, before, w, h)
+                assert r.draw(s) == []                      # nothing changed: nothing to send
+            assert partial > 0, "no draw was partial at %dx%d" % (w, h)
+
+    def test_a_clock_tick_repaints_and_sends_a_few_glyphs():
+        for w, h, mono in SIZES:
+            buf, fb, r = screen(w, h, mono)
+            ui = screens._in_duel()
+            t = 9 * screens.MIN + 12 * screens.SEC          # 35:48 left: one digit changes
+            r.draw(screens.build(ui, t, screens.SYNC_S))
+            windows = r.draw(screens.build(ui, t + screens.SEC, screens.SYNC_S + 1))
+            area = 0
+            for x, y, ww, hh in windows:
+                area += ww * hh
+            assert 0 < area < w * h // 10, "%dx%d: %s" % (w, h, windows)
+            full = bytes(buf)
+            r.__init__(fb, w, h, mono)
+            r.draw(screens.build(ui, t + screens.SEC, screens.SYNC_S + 1))
+            assert buf == full
+
+
 def _median(xs):
     xs = sorted(xs)
     return xs[len(xs) // 2]
