@@ -129,8 +129,6 @@ class FbRenderer:
             ops.pop()
         self.old_bg = self.bg
         self.layout.draw(s)
-        if self.bg != self.old_bg:
-            return self._paint_all()
         old = self.old
         dirty = []
         for i in range(max(len(ops), len(old))):
@@ -145,14 +143,13 @@ class FbRenderer:
         while grown:
             grown = False
             for op in ops:
-                if op[4] and _touches(op, dirty) and not self._within(op, dirty):
-                    self._add(dirty, op)
+                if op[4] and _touches(op, dirty) and self._add(dirty, op):
                     grown = True
         area = 0
         for d in dirty:
             area += (d[2] - d[0]) * (d[3] - d[1])
-        if area * 100 > self.w * self.h * FULL_PCT:
-            return self._paint_all()
+        if self.bg != self.old_bg or area * 100 > self.w * self.h * FULL_PCT:
+            dirty = [[0, 0, self.w, self.h]]
         fr = self.fb.fill_rect
         for d in dirty:
             fr(d[0], d[1], d[2] - d[0], d[3] - d[1], self.bg)
@@ -173,45 +170,28 @@ class FbRenderer:
                     fr(cx, cy, cw, ch, op[7])
         return [(d[0], d[1], d[2] - d[0], d[3] - d[1]) for d in dirty]
 
-    def _paint_all(self):
-        fb = self.fb
-        fb.fill(self.bg)
-        glyph = self.wr.glyph
-        for op in self.ops:
-            if op[4]:
-                glyph(*op)
-            else:
-                fb.fill_rect(op[0], op[1], op[2], op[3], op[7])
-        return [(0, 0, self.w, self.h)]
-
     def _add(self, dirty, op):
         """Mark op's box (on screen) dirty: merged into the first dirty rect it overlaps or
-        touches, as their bounding box, else a rect of its own [x0, y0, x1, y1]."""
+        touches, as their bounding box, else a rect of its own [x0, y0, x1, y1]. False
+        when it was dirty already (inside one rect) or is off the screen."""
         x0 = max(0, op[0])
         y0 = max(0, op[1])
         x1 = min(self.w, op[0] + op[2])
         y1 = min(self.h, op[1] + op[3])
         if x0 >= x1 or y0 >= y1:
-            return
+            return False
+        for d in dirty:
+            if d[0] <= x0 and d[1] <= y0 and x1 <= d[2] and y1 <= d[3]:
+                return False
         for d in dirty:
             if x0 <= d[2] and d[0] <= x1 and y0 <= d[3] and d[1] <= y1:
                 d[0] = min(d[0], x0)
                 d[1] = min(d[1], y0)
                 d[2] = max(d[2], x1)
                 d[3] = max(d[3], y1)
-                return
-        dirty.append([x0, y0, x1, y1])
-
-    def _within(self, op, dirty):
-        """Is op's box (on screen) inside one dirty rect?"""
-        x0 = max(0, op[0])
-        y0 = max(0, op[1])
-        x1 = min(self.w, op[0] + op[2])
-        y1 = min(self.h, op[1] + op[3])
-        for d in dirty:
-            if d[0] <= x0 and d[1] <= y0 and x1 <= d[2] and y1 <= d[3]:
                 return True
-        return False
+        dirty.append([x0, y0, x1, y1])
+        return True
 
 
 def _touches(op, dirty):

@@ -39,18 +39,9 @@ class Screen:
         self.dim = False
 
 
-FIELDS = ("mode", "status", "clock", "clock_style", "banner", "lp", "names", "wins", "turn",
-          "turn_clock", "turn_long", "title", "lines", "cursor", "entry", "message", "flash", "dim")
-
-
 def same(a, b):
     """Do Screens a and b show the same (b may be None)? The app draws no frame when so."""
-    if b is None:
-        return False
-    for f in FIELDS:
-        if getattr(a, f) != getattr(b, f):
-            return False
-    return True
+    return b is not None and a.__dict__ == b.__dict__
 
 
 def build(ui, now_ms, sync_age_s=None, battery_pct=None, flash=False, idle_dim_ms=120000):
