@@ -9,7 +9,8 @@
 #   fb_calls_per_clock_tick        those frames: the Python-level work a frame costs a board
 #   keys_lost_fast_typing          of 30 presses at 60 ms down / 60 ms up, through the real
 #                                  app loop with the round running and the link syncing, the
-#                                  panel holding the loop 75 ms a whole frame (upy_loop.py)
+#                                  panel holding the loop 75 ms a whole frame, the keys read
+#                                  as the Pico W reads them (upy_loop.py)
 #   loop_held_max_ms               the longest the loop was held in that run
 #   frames_per_idle_minute         frames the app made with nobody at the keys (the round
 #   display_bytes_per_idle_s       running), from IDLE_S seconds; bytes sent per second
@@ -57,8 +58,8 @@ def bench_display(b):
         yield metric("fb_calls_per_clock_tick" + suffix, f["clock_tick"]["calls"], "calls")
     t = _upy("upy_loop.py", ["typing"])
     yield metric("keys_lost_fast_typing", t["pressed"] - t["registered"], "presses", 0, exact=True,
-                 note="%d presses of X (+100) at 60/60 ms in LP entry, %d frames, %d syncs"
-                 % (t["pressed"], t["frames"], t["syncs"]))
+                 note="%d presses of X (+100) at 60/60 ms in LP entry, %d frames, %d syncs, "
+                 "%d edges the key ring had no room for" % (t["pressed"], t["frames"], t["syncs"], t["ring_lost"]))
     yield metric("loop_held_max_ms", t["held_max_ms"], "ms", HELD_MS,
                  note="the latest a 1 ms sleep woke while typing; the panel holds the loop "
                  "75 ms a whole frame")

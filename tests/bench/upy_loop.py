@@ -6,7 +6,11 @@
 #   micropython upy_loop.py typing     keys at fast-typing speed: the Pico W's keys (A, B, X,
 #                                      Y; core.keys.Keys) pressed by a schedule of levels in
 #                                      time; A opens LP entry, X (+100) 60 ms down / 60 ms up
-#                                      ten times, A confirms; three times
+#                                      ten times, A confirms; three times. Read as the Pico
+#                                      W's board.py reads them: a timer interrupt every
+#                                      KEY_SAMPLE_MS into an EdgeRing; here the interrupt is a
+#                                      thread (the unix port has no machine.Timer), which
+#                                      runs while the loop is held as an interrupt would
 #   micropython upy_loop.py idle S     S seconds with nobody at the keys
 #
 # Both with the round running (the desk's round command at boot), the clock ticking and the
@@ -17,6 +21,7 @@
 # Prints one JSON line: typing: {"pressed", "registered", "held_max_ms", "frames"};
 # idle: {"frames", "bytes", "alloc", "seconds", "held_max_ms"} (alloc: bytes allocated,
 # the collector off).
+import _thread
 import asyncio
 import gc
 import json
@@ -25,7 +30,7 @@ import time
 
 from ramdisk import RAMDisk
 from duelclock import app
-from duelclock.core.keys import Keys, buttons_pressed
+from duelclock.core.keys import EdgeRing, Keys, buttons_mask
 from duelclock.core.wire import Encoder
 
 KEY = b"bench-event-key-0123456789abcdef"
@@ -40,6 +45,7 @@ PRESSES = 10
 TYPE_DOWN_MS = 60
 TYPE_UP_MS = 60
 SLOW_MS = 200                   # A: down and up this long (opens and confirms the entry)
+KEY_SAMPLE_MS = 5               # as boards/RPI_PICO_W
 
 
 class Clock:
@@ -138,9 +144,16 @@ class Board:
 
     def __init__(self, clock, fingers):
         self.display = Panel()
-        buttons = tuple((k, (lambda k=k: fingers.level(k)), 1) for k in ("A", "B", "X", "Y"))
-        held = []
-        self.keys = Keys(lambda: buttons_pressed(buttons, held), KEYMAP)
+        ring = EdgeRing(time.ticks_ms, time.ticks_diff)
+        self.keys = Keys(None, KEYMAP, ring=ring)
+        buttons = tuple(((lambda k=k: fingers.level(k)), 1) for k in self.keys.names[:self.keys.n_phys])
+        self.sampling = True
+
+        def timer():
+            while self.sampling:
+                ring.sample(time.ticks_ms(), buttons_mask(buttons))
+                time.sleep_ms(KEY_SAMPLE_MS)
+        _thread.start_new_thread(timer, ())
 
 
 def table(clock, fingers):
@@ -196,10 +209,11 @@ def typing():
     end = fingers.end_ms() + 500
     held = [0]
     asyncio.run(run(board, t, lambda: clock() > end, held))
+    board.sampling = False
     if desk.syncs == 0 or t.ui.match is None:
         raise SystemExit("no round or no sync: syncs %d" % desk.syncs)
     print(json.dumps({"pressed": BURSTS * PRESSES, "registered": got.count("up"),
-                      "lp_a": t.ui.match.lp["A"], "held_max_ms": held[0],
+                      "lp_a": t.ui.match.lp["A"], "held_max_ms": held[0], "ring_lost": board.keys.ring.lost,
                       "frames": board.display.frames, "syncs": desk.syncs}))
 
 
@@ -222,6 +236,7 @@ def idle(seconds):
     asyncio.run(run(board, t, lambda: clock() > end, held))
     alloc = gc.mem_alloc() - a0
     gc.enable()
+    board.sampling = False
     print(json.dumps({"frames": d.frames - frames, "bytes": d.sent - sent, "alloc": alloc,
                       "seconds": seconds, "held_max_ms": held[0], "syncs": desk.syncs}))
 

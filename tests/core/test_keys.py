@@ -1,6 +1,6 @@
 # Raw key levels to intents (core/keys.py): debounce, short/long/hold, chords, rollover,
 # matrix and button scans. Plain test_* functions, bare asserts (pytest and micropython).
-from duelclock.core.keys import Keys, matrix_pressed, buttons_pressed
+from duelclock.core.keys import EdgeRing, Keys, buttons_mask, buttons_pressed, matrix_pressed
 
 try:
     from micropython import heap_lock, heap_unlock
@@ -209,7 +209,114 @@ def test_buttons_active_low_and_active_high():
     assert buttons_pressed(buttons, out) == ["D1"]
 
 
+# --- keys sampled by an interrupt into an EdgeRing ----------------------------------------
+
+PERIOD = 1 << 30                # ticks_ms wraps here on every MicroPython port
+
+
+def _ticks_diff(a, b):
+    return ((a - b + PERIOD // 2) & (PERIOD - 1)) - PERIOD // 2
+
+
+class Timed:
+    """A board whose timer interrupt samples `held` every tick_ms into an EdgeRing, its
+    ticks_ms starting at `ticks0` (and wrapping), while the loop scans only every scan_ms."""
+
+    def __init__(self, keymap, ticks0=0, tick_ms=5, scan_ms=200, size=32):
+        self.now = 0
+        self.ticks0 = ticks0
+        self.held = 0
+        self.ring = EdgeRing(self.ticks, _ticks_diff, size)
+        self.keys = Keys(None, keymap, ring=self.ring)
+        self.tick_ms = tick_ms
+        self.scan_ms = scan_ms
+        self.log = []
+
+    def ticks(self):
+        return (self.ticks0 + self.now) & (PERIOD - 1)
+
+    def bit(self, name):
+        return 1 << self.keys.names.index(name)
+
+    def run(self, held, ms):
+        """Hold the keys named in `held` for ms."""
+        mask = 0
+        for name in held:
+            mask |= self.bit(name)
+        end = self.now + ms
+        while self.now < end:
+            self.now += 1
+            if self.now % self.tick_ms == 0:
+                self.ring.sample(self.ticks(), mask)
+            if self.now % self.scan_ms == 0:
+                for intent in self.keys.scan(self.now):
+                    self.log.append((self.now, intent))
+        return self
+
+
+def test_a_late_loop_loses_no_press_sampled_by_the_interrupt():
+    # 10 presses of 60 ms, 60 ms apart, and the loop scans every 200 ms: polled, most are
+    # lost; from the ring, every one counts, at the scan after it.
+    polled = Rig(PICO, step_ms=200)
+    timed = Timed(PICO, scan_ms=200)
+    for _ in range(10):
+        polled.run(("X",), 60).run((), 60)
+        timed.run(("X",), 60).run((), 60)
+    polled.run((), 400)
+    timed.run((), 400)
+    assert polled.intents().count("up") < 5
+    assert [i for _, i in timed.log] == ["up"] * 10
+    assert timed.ring.lost == 0
+
+
+def test_ring_edges_keep_their_times_across_the_ticks_wrap():
+    # ticks_ms wraps 300 ms in; A held 800 ms (long: menu), B tapped: the order and the
+    # long press come out right although both are read in one late scan.
+    r = Timed(PICO, ticks0=PERIOD - 300, scan_ms=2000)
+    r.run((), 100).run(("A",), 800).run((), 100).run(("B",), 80).run((), 1000)
+    assert r.log == [(2000, "menu"), (2000, "b")]
+
+
+def test_ring_bounces_and_chords_from_timestamps():
+    r = Timed(PICO, tick_ms=1, scan_ms=500)
+    for _ in range(3):                              # bounces of 3 ms: nothing
+        r.run(("A",), 3).run((), 3)
+    r.run((), 100)
+    r.run(("X",), 5).run(("X", "Y"), 300).run((), 200)      # X then Y within 5 ms: a chord
+    assert [i for _, i in r.log] == ["back"]
+
+
+def test_a_full_ring_drops_the_newest_edges_and_counts_them():
+    r = Timed({"1": ("1", None, None)}, tick_ms=1, scan_ms=10000, size=4)
+    for _ in range(4):
+        r.run(("1",), 30).run((), 30)
+    assert r.ring.lost == 5                         # 8 edges, 3 slots
+    r.run((), 10000)
+    assert [i for _, i in r.log] == ["1", "1"]
+
+
+def test_buttons_mask_reads_each_button_in_order():
+    pins = {"a": 0, "b": 1, "c": 1}
+    buttons = ((lambda: pins["a"], 0), (lambda: pins["b"], 0), (lambda: pins["c"], 1))
+    assert buttons_mask(buttons) == 0b101
+    pins["a"] = 1
+    assert buttons_mask(buttons) == 0b100
+
+
 if heap_lock is not None:
+    def test_the_interrupts_sampling_allocates_nothing():
+        ring = EdgeRing(lambda: 0, _ticks_diff, 8)
+        pins = [1, 1]
+        buttons = ((lambda: pins[0], 0), (lambda: pins[1], 0))
+        heap_lock()
+        try:
+            for t in range(0, 400, 5):
+                pins[0] = 0 if t % 120 < 60 else 1
+                ring.sample(t, buttons_mask(buttons))
+        finally:
+            heap_unlock()
+        assert ring.head == 7 and ring.lost == 0      # 7 edges stored, none lost
+
     def test_scan_allocates_nothing():
         m = Matrix(4, 4)
         out = []

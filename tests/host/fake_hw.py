@@ -39,6 +39,13 @@ class World:
         self.gauge_pct = 50.0
         self.wifi_polls = 0     # isconnected() calls before the station is up; -1: never
         self.wifi_ok = True     # CircuitPython's wifi.radio.connect succeeds
+        self.ms = 0             # time.ticks_ms (before it wraps)
+        self.timers = []        # machine.Timer objects with a callback
+
+    def tick(self):
+        """The timers' interrupts fire now."""
+        for t in self.timers:
+            t.callback(t)
 
     def button(self, name, pin_id, to):
         (self.to_gnd if to == "gnd" else self.to_vcc)[pin_id] = name
@@ -106,6 +113,16 @@ class Pin:
 
     def drives_high(self):
         return self.mode == Pin.OUT and self.out == 1
+
+
+class Timer:
+    world = None
+    ONE_SHOT = 0
+    PERIODIC = 1
+
+    def __init__(self, id=-1, *, mode=PERIODIC, period=-1, callback=None, hard=None):
+        self.id, self.mode, self.period, self.callback = id, mode, period, callback
+        self.world.timers.append(self)
 
 
 class SPI:
@@ -307,7 +324,7 @@ def _module(name, **attrs):
 def install(monkeypatch):
     """Fresh fakes in sys.modules (restored when the test ends); the World they share."""
     world = World()
-    for cls in (Pin, SPI, PWM, ADC, WLAN, DigitalInOut, MAX17048):
+    for cls in (Pin, SPI, PWM, ADC, WLAN, DigitalInOut, MAX17048, Timer):
         monkeypatch.setattr(cls, "world", world)
 
     def disable_irq():
@@ -323,7 +340,7 @@ def install(monkeypatch):
             raise ConnectionError("no network")
 
     mods = {
-        "machine": _module("machine", Pin=Pin, SPI=SPI, I2C=I2C, PWM=PWM, ADC=ADC,
+        "machine": _module("machine", Pin=Pin, SPI=SPI, I2C=I2C, PWM=PWM, ADC=ADC, Timer=Timer,
                            disable_irq=disable_irq, enable_irq=enable_irq),
         "framebuf": _module("framebuf", FrameBuffer=FrameBuffer, MONO_VLSB=0, RGB565=1,
                             GS4_HMSB=2, MONO_HLSB=3, MONO_HMSB=4, GS2_HMSB=5, GS8=6),
@@ -341,4 +358,10 @@ def install(monkeypatch):
     for name, mod in mods.items():
         monkeypatch.setitem(sys.modules, name, mod)
     monkeypatch.setattr(time, "sleep", world.slept.append)
+    monkeypatch.setattr(time, "ticks_ms", lambda: world.ms & (PERIOD - 1), raising=False)
+    monkeypatch.setattr(time, "ticks_diff", lambda a, b: ((a - b + PERIOD // 2) & (PERIOD - 1)) - PERIOD // 2,
+                        raising=False)
     return world
+
+
+PERIOD = 1 << 30                # MicroPython's ticks wrap

@@ -163,14 +163,18 @@ def test_no_chord_joins_the_two_players_keys(name, monkeypatch):
 
 
 def _press(b, world, keys, ms, t):
-    """Hold `keys` for ms, then let go for 100 ms, scanning every 10 ms from t."""
+    """Hold `keys` for ms, then let go for 100 ms, the board's timer interrupts firing
+    every 5 ms (where it has them) and a scan every 10 ms from t."""
     got = []
     for held, span in ((set(keys), ms), (set(), 100)):
         world.held = held
         end = t + span
         while t < end:
-            got += b.keys.scan(t)
-            t += 10
+            world.ms = t
+            world.tick()
+            if t % 10 == 0:
+                got += b.keys.scan(t)
+            t += 5
     return got, t
 
 
@@ -222,6 +226,22 @@ def _commands(log, cs, dc):
         else:
             out[-1] = (out[-1][0], out[-1][1] + data)
     return out
+
+
+@pytest.mark.parametrize("name", ["RPI_PICO_W", "ESP32_GENERIC"])
+def test_keys_are_sampled_by_a_periodic_timer_into_a_ring(name, monkeypatch):
+    b, world = load(name, monkeypatch)
+    assert [(t.mode, t.period) for t in world.timers] == [(fake_hw.Timer.PERIODIC, b.KEY_SAMPLE_MS)]
+    assert b.keys.ring is b._ring and b.keys.pressed is None
+    key = sorted(k for k in b.KEYMAP if "+" not in k)[0]
+    world.held = {key}
+    world.ms = 100
+    world.tick()
+    world.held = set()
+    world.ms = 160
+    world.tick()                                        # a 60 ms press, and nobody scanned
+    world.ms = 400
+    assert b.keys.scan(400) == [b.KEYMAP[key][0]]
 
 
 def test_pico_w_reads_vsys_with_the_wifi_chips_pins_borrowed(monkeypatch):
@@ -277,7 +297,8 @@ def test_esp32_keypad_rows_never_short_and_display_dims_by_contrast(monkeypatch)
     b, world = load("ESP32_GENERIC", monkeypatch)
     assert all(world.pins[r].mode == fake_hw.Pin.OPEN_DRAIN for r in KEYPAD_ROWS)
     world.held = {"1", "4", "7", "*"}                      # one column, every row
-    assert sorted(b.keys.pressed()) == ["*", "1", "4", "7"]
+    b._sample(None)
+    assert [k for i, k in enumerate(b.keys.names) if b._ring.mask >> i & 1] == ["*", "1", "4", "7"]
     oled = b.display.fb
     assert (oled.i2c.sda.id, oled.i2c.scl.id, oled.addr) == (21, 22, 0x3C)
     b.display.show()

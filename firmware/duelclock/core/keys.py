@@ -17,6 +17,13 @@
 # rollover rule keeps typing order when a finger lands before the previous one lifts. A
 # chord releases when any of its parts does; the parts stay SPENT until they are released.
 #
+# Sampled on time (design decision 9): with an EdgeRing, the key levels are read by a timer
+# interrupt every few ms whatever the loop is doing (EdgeRing.sample: a change of the bit
+# mask is stored with its ticks_ms, allocation-free), and scan() replays the stored edges at
+# their own times before the present: a 60 ms press that came and went while a frame was
+# drawn is debounced and counted as if it had been polled. Without a ring, scan() reads
+# `pressed` once, at now_ms.
+#
 # scan() is called every 10-20 ms on a board and allocates nothing while at most 4 intents
 # come out of one scan (measured under micropython.heap_lock in tests/core/test_keys.py):
 # per-key state lives in preallocated lists, and the returned list is reused, so the caller
@@ -24,6 +31,8 @@
 # allocate (a slice, a shrink), pop() does not while the list is at its minimum size.
 # Measured on the unix port (x86-64): an idle scan takes 6 us with the ESP32 keypad's 16 keys,
 # 2 us with the Pico's 4 keys and a chord (not measured on a board yet).
+
+from array import array
 
 # The intent vocabulary of core/ui.py (its header lists the same names).
 INTENTS = ("a", "b", "0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "00", "000", "sign",
@@ -35,9 +44,47 @@ HELD = 2        # long or hold fired: only hold repeats follow
 SPENT = 3       # taken by a chord or by rollover: nothing more until released
 
 
+class EdgeRing:
+    """Key edges stamped by an interrupt. sample(ticks, mask) is the interrupt's body: the
+    held keys as a bit mask (bit i: Keys.names[i]) and the ticks_ms it was read at; a
+    change is stored in `size` - 1 slots; when they are full, changes are counted in `lost`
+    and the level they end at is stored once there is room. Ints
+    into preallocated arrays: no allocation, so it may run as a hard interrupt. `ticks`
+    and `diff` are the board's time.ticks_ms and time.ticks_diff."""
+
+    def __init__(self, ticks, diff, size=32):
+        self.ticks = ticks
+        self.diff = diff
+        self.size = size
+        self.t = array("i", [0] * size)
+        self.m = array("i", [0] * size)
+        self.head = 0               # next slot to write (the interrupt's)
+        self.tail = 0               # next slot to read (scan's)
+        self.mask = 0               # the newest mask stored
+        self.seen = 0               # the newest mask read
+        self.lost = 0               # edges not stored: the ring was full
+
+    def sample(self, ticks, mask):
+        if mask == self.mask and mask == self.seen:
+            return
+        edge = mask != self.seen
+        self.seen = mask
+        nxt = (self.head + 1) % self.size
+        if nxt == self.tail:            # full: the level is stored once there is room
+            if edge:
+                self.lost += 1
+            return
+        if mask != self.mask:
+            self.t[self.head] = ticks
+            self.m[self.head] = mask
+            self.mask = mask
+            self.head = nxt
+
+
 class Keys:
-    def __init__(self, pressed, keymap, long_ms=700, repeat_ms=150, debounce_ms=20):
+    def __init__(self, pressed, keymap, long_ms=700, repeat_ms=150, debounce_ms=20, ring=None):
         self.pressed = pressed
+        self.ring = ring
         self.long_ms = long_ms
         self.repeat_ms = repeat_ms
         self.debounce_ms = debounce_ms
@@ -71,6 +118,7 @@ class Keys:
         self.level = [False] * n_phys   # debounced level
         self.raw = [False] * n_phys     # last reading
         self.raw_ms = [0] * n_phys      # when the reading last changed
+        self.raw_mask = 0               # the last reading, bit i: key i
         self.edge = [0] * n_phys        # this scan: 1 pressed, -1 released
         self.state = [UP] * total
         self.t0 = [0] * total           # press (or chord) time
@@ -85,13 +133,35 @@ class Keys:
         out = self.out
         _empty(out)
         self.scan_no += 1
-        down = self.pressed()
+        ring = self.ring
+        if ring is None:
+            down = self.pressed()
+            names = self.names
+            mask = 0
+            for i in range(self.n_phys):
+                if names[i] in down:
+                    mask |= 1 << i
+            self._step(now_ms, mask)
+            return out
+        now_ticks = ring.ticks()
+        while ring.tail != ring.head:
+            i = ring.tail
+            t = now_ms - ring.diff(now_ticks, ring.t[i])
+            self._step(t, self.raw_mask)          # time passes with the old levels
+            self._step(t, ring.m[i])              # then the edge
+            ring.tail = (i + 1) % ring.size
+        self._step(now_ms, self.raw_mask)
+        return out
+
+    def _step(self, now_ms, mask):
+        """Key levels `mask` read at now_ms: debounce, then releases, presses, timers."""
+        self.raw_mask = mask
         n = self.n_phys
         level = self.level
         raw = self.raw
         edge = self.edge
         for i in range(n):
-            r = self.names[i] in down
+            r = mask >> i & 1 == 1
             if r != raw[i]:
                 raw[i] = r
                 self.raw_ms[i] = now_ms
@@ -109,7 +179,6 @@ class Keys:
             if edge[i] > 0 and self.state[i] == UP:
                 self._press(i)
         self._timers(now_ms)
-        return out
 
     def _release(self, k):
         if self.state[k] == PENDING:
@@ -184,6 +253,35 @@ def matrix_pressed(rows, cols, layout, out=None):
                 out.append(names[c])
         row.value(1)
     return out
+
+
+def matrix_mask(rows, cols, bits):
+    """The held keys on a key matrix as a bit mask, scanned as matrix_pressed does;
+    bits[r][c] is the bit of the key at row r, column c (0: none). Allocation-free: an
+    interrupt may call it."""
+    m = 0
+    for r in range(len(rows)):
+        row = rows[r]
+        row.value(0)
+        b = bits[r]
+        for c in range(len(cols)):
+            if not cols[c].value():
+                m |= b[c]
+        row.value(1)
+    return m
+
+
+def buttons_mask(buttons):
+    """The held keys among plain buttons as a bit mask (bit i: buttons[i]), for
+    EdgeRing.sample: `buttons` holds (level, active) in Keys.names order, level() reading
+    the pin. Allocation-free: an interrupt may call it."""
+    m = 0
+    bit = 1
+    for b in buttons:
+        if b[0]() == b[1]:
+            m |= bit
+        bit <<= 1
+    return m
 
 
 def buttons_pressed(buttons, out=None):
