@@ -97,7 +97,7 @@ _ROWS = tuple(Pin(gp, Pin.OPEN_DRAIN, value=1) for gp in (13, 12, 14, 27))
 _COLS = tuple(Pin(gp, Pin.IN, Pin.PULL_UP) for gp in (26, 25, 33, 32))
 KEY_SAMPLE_MS = 5               # 16 pin reads an interrupt (not timed on a board yet)
 _ring = EdgeRing(time.ticks_ms, time.ticks_diff)
-keys = Keys(None, KEYMAP, ring=_ring)
+keys = Keys(KEYMAP, _ring)
 _BITS = tuple(tuple(1 << keys.names.index(k) for k in row) for row in LAYOUT)
 _ticks = time.ticks_ms
 

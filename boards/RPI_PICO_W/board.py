@@ -57,7 +57,7 @@ KEYMAP = {
 KEY_SAMPLE_MS = 5               # 4 pin reads an interrupt (not timed on a board yet)
 _GP = {"A": 12, "B": 13, "X": 14, "Y": 15}
 _ring = EdgeRing(time.ticks_ms, time.ticks_diff)
-keys = Keys(None, KEYMAP, ring=_ring)
+keys = Keys(KEYMAP, _ring)
 _BUTTONS = tuple((Pin(_GP[name], Pin.IN, Pin.PULL_UP).value, 0)
                  for name in keys.names[:keys.n_phys])
 _ticks = time.ticks_ms

@@ -145,7 +145,7 @@ class Board:
     def __init__(self, clock, fingers):
         self.display = Panel()
         ring = EdgeRing(time.ticks_ms, time.ticks_diff)
-        self.keys = Keys(None, KEYMAP, ring=ring)
+        self.keys = Keys(KEYMAP, ring)
         buttons = tuple(((lambda k=k: fingers.level(k)), 1) for k in self.keys.names[:self.keys.n_phys])
         self.sampling = True
 

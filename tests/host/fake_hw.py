@@ -1,7 +1,8 @@
 """Stand-in hardware for importing boards/<BOARD>/board.py under CPython.
 
 install(monkeypatch) puts fake modules into sys.modules -- machine, framebuf, ssd1306, network
-(MicroPython) and board, digitalio, usb_cdc, wifi, adafruit_max1704x (CircuitPython) -- and
+(MicroPython) and board, digitalio, keypad, supervisor, usb_cdc, wifi, adafruit_max1704x
+(CircuitPython) -- and
 returns the World they share: the electrical facts a board file has to get right.
 
 A button joins a pin to GND or to 3V3; a keypad key joins a row pin to a column pin. An input
@@ -244,6 +245,35 @@ class CPin:
         self.name = name
 
 
+class KeypadEvent:
+    def __init__(self, key_number=0, pressed=True):
+        self.key_number, self.pressed, self.timestamp = key_number, pressed, 0
+
+
+class Keypad:
+    """keypad.Keys: its pins read through the World (pull=True pulls away from
+    value_when_pressed, as CircuitPython does); events come out of get_into as the levels
+    change, stamped with supervisor.ticks_ms."""
+    world = None
+
+    def __init__(self, pins, *, value_when_pressed, pull=True, interval=0.02, max_events=64):
+        self.ids = [p.name for p in pins]
+        self.pressed_level = bool(value_when_pressed)
+        self.pull = ("down" if value_when_pressed else "up") if pull else None
+        self.down = [False] * len(pins)
+        self.events = self
+
+    def get_into(self, ev):
+        for i, pin_id in enumerate(self.ids):
+            now = bool(self.world.level(pin_id, self.pull)) == self.pressed_level
+            if now != self.down[i]:
+                self.down[i] = now
+                ev.key_number, ev.pressed = i, now
+                ev.timestamp = self.world.ms & ((1 << 29) - 1)
+                return True
+        return False
+
+
 class DigitalInOut:
     world = None
 
@@ -324,7 +354,7 @@ def _module(name, **attrs):
 def install(monkeypatch):
     """Fresh fakes in sys.modules (restored when the test ends); the World they share."""
     world = World()
-    for cls in (Pin, SPI, PWM, ADC, WLAN, DigitalInOut, MAX17048, Timer):
+    for cls in (Pin, SPI, PWM, ADC, WLAN, DigitalInOut, MAX17048, Timer, Keypad):
         monkeypatch.setattr(cls, "world", world)
 
     def disable_irq():
@@ -352,6 +382,8 @@ def install(monkeypatch):
                              Pull=types.SimpleNamespace(UP="up", DOWN="down"),
                              Direction=types.SimpleNamespace(INPUT="in", OUTPUT="out")),
         "usb_cdc": _module("usb_cdc", data=Serial(), console=Serial()),
+        "keypad": _module("keypad", Keys=Keypad, Event=KeypadEvent),
+        "supervisor": _module("supervisor", ticks_ms=lambda: world.ms & ((1 << 29) - 1)),
         "wifi": _module("wifi", radio=types.SimpleNamespace(connect=connect)),
         "adafruit_max1704x": _module("adafruit_max1704x", MAX17048=MAX17048),
     }

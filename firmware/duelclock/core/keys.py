@@ -1,9 +1,8 @@
 # Physical keys in, UI intents out. Pure: the caller passes now_ms, a millisecond count that
 # only grows (the app's own clock, not a raw ticks_ms that wraps after 2**30 ms).
 #
-# A board gives `pressed`, a callable returning the names of the keys held now (a set, tuple
-# or list; like Hinch's and Adafruit's buttons, a key is just something callable), and its
-# KEYMAP: name -> (short, long or None, hold or None). A name "X+Y" is a chord: X and Y held
+# A board gives its KEYMAP: name -> (short, long or None, hold or None), and an EdgeRing
+# that its key reading fills. A name "X+Y" is a chord: X and Y held
 # together. Each key (and each chord) runs this machine once its level has been stable for
 # debounce_ms; times count from the first reading of the new level:
 #
@@ -17,12 +16,12 @@
 # rollover rule keeps typing order when a finger lands before the previous one lifts. A
 # chord releases when any of its parts does; the parts stay SPENT until they are released.
 #
-# Sampled on time (design decision 9): with an EdgeRing, the key levels are read by a timer
-# interrupt every few ms whatever the loop is doing (EdgeRing.sample: a change of the bit
-# mask is stored with its ticks_ms, allocation-free), and scan() replays the stored edges at
-# their own times before the present: a 60 ms press that came and went while a frame was
-# drawn is debounced and counted as if it had been polled. Without a ring, scan() reads
-# `pressed` once, at now_ms.
+# Sampled on time (design decision 9): the key levels are read by a timer interrupt every
+# few ms whatever the loop is doing (EdgeRing.sample: a change of the bit mask is stored
+# with its ticks_ms, allocation-free; buttons_mask and matrix_mask read the pins), or come
+# timestamped from CircuitPython's keypad, and scan() replays the stored edges at their own
+# times before the present: a 60 ms press that came and went while a frame was drawn is
+# debounced and counted as if it had been polled.
 #
 # scan() is called every 10-20 ms on a board and allocates nothing while at most 4 intents
 # come out of one scan (measured under micropython.heap_lock in tests/core/test_keys.py):
@@ -82,8 +81,7 @@ class EdgeRing:
 
 
 class Keys:
-    def __init__(self, pressed, keymap, long_ms=700, repeat_ms=150, debounce_ms=20, ring=None):
-        self.pressed = pressed
+    def __init__(self, keymap, ring, long_ms=700, repeat_ms=150, debounce_ms=20):
         self.ring = ring
         self.long_ms = long_ms
         self.repeat_ms = repeat_ms
@@ -134,15 +132,6 @@ class Keys:
         _empty(out)
         self.scan_no += 1
         ring = self.ring
-        if ring is None:
-            down = self.pressed()
-            names = self.names
-            mask = 0
-            for i in range(self.n_phys):
-                if names[i] in down:
-                    mask |= 1 << i
-            self._step(now_ms, mask)
-            return out
         now_ticks = ring.ticks()
         while ring.tail != ring.head:
             i = ring.tail
@@ -233,32 +222,13 @@ class Keys:
                 self.next_ms[k] = nxt if nxt > now_ms else now_ms + self.repeat_ms
 
 
-def matrix_pressed(rows, cols, layout, out=None):
-    """The names held on a key matrix: each row pin is driven low in turn and the column pins
-    (inputs with pull-ups) read low where a key joins them. Rows should be open-drain (or
-    inputs between scans) so two keys in one column never short a high row to a low one.
-    layout[r][c] names the key at row r, column c (tuples of str: indexing a str allocates).
-    Fills and returns `out` when given. Without diodes, three keys on a rectangle also
-    report the fourth corner."""
-    if out is None:
-        out = []
-    else:
-        _empty(out)
-    for r in range(len(rows)):
-        row = rows[r]
-        row.value(0)
-        names = layout[r]
-        for c in range(len(cols)):
-            if not cols[c].value():
-                out.append(names[c])
-        row.value(1)
-    return out
-
-
 def matrix_mask(rows, cols, bits):
-    """The held keys on a key matrix as a bit mask, scanned as matrix_pressed does;
-    bits[r][c] is the bit of the key at row r, column c (0: none). Allocation-free: an
-    interrupt may call it."""
+    """The held keys on a key matrix as a bit mask: each row pin is driven low in turn and
+    the column pins (inputs with pull-ups) read low where a key joins them. Rows should be
+    open-drain (or inputs between scans) so two keys in one column never short a high row
+    to a low one. bits[r][c] is the bit of the key at row r, column c (0: none; tuples).
+    Without diodes, three keys on a rectangle also report the fourth corner.
+    Allocation-free: an interrupt may call it."""
     m = 0
     for r in range(len(rows)):
         row = rows[r]
@@ -282,20 +252,6 @@ def buttons_mask(buttons):
             m |= bit
         bit <<= 1
     return m
-
-
-def buttons_pressed(buttons, out=None):
-    """The names held among plain buttons: `buttons` holds (name, level, active) where
-    level() reads the pin and the button is held while it equals `active` (0 for a button
-    to ground with a pull-up). Fills and returns `out` when given."""
-    if out is None:
-        out = []
-    else:
-        _empty(out)
-    for b in buttons:
-        if b[1]() == b[2]:
-            out.append(b[0])
-    return out
 
 
 def _empty(lst):
