@@ -1,10 +1,11 @@
 # The table: asyncio tasks at the edges, the only code that reads ticks or touches I/O.
 #
 #   keys task     board.keys.scan -> Ui.key(intent, round ms) -> frame at once
-#   frame task    Ui.tick -> view.build -> renderer.draw -> display.show(changed windows);
-#                 alerts -> buzzer. A frame when a key or a desk command came in, or when
-#                 the round clock's second turns (FLASH_MS while the screen flashes); no
-#                 frame when the Screen is the same as the last one drawn.
+#   frame task    Ui.tick -> view.build -> renderer.plan -> a window at a time: paint it,
+#                 display.show it, let the other tasks run; alerts -> buzzer. A frame when
+#                 a key or a desk command came in, or when a clock's second turns
+#                 (FLASH_MS while the screen flashes); none when the Screen is the same as
+#                 the last one drawn.
 #   link task     link.poll -> wire.Decoder -> commands (round, pause, resume, extend, rules,
 #                 ack) and sync replies -> Clock.sample
 #   report task   sync requests when the Clock asks; state on change and every STATE_MS;
@@ -357,9 +358,10 @@ class Table:
 
     # --- the screen -----------------------------------------------------------------------
 
-    def frame(self, renderer, present):
-        """Draw what changed and present its windows; the ms until the screen may change
-        by itself (the round clock's next second, or the flash's next blink)."""
+    def frame(self, renderer):
+        """(wait, windows): plan the screen; the windows that changed, to paint and
+        present, and the ms until it may change by itself (a clock's next second, or the
+        flash's next blink)."""
         self.poked = False
         now = self.local_ms()
         self.ui.up_ms = now
@@ -381,10 +383,9 @@ class Table:
         screen = build(self.ui, t if t is not None else (self.ui.now_ms or 0),
                        None if age is None else age // 1000, self.battery,
                        now < self.flash_until and (now // FLASH_MS) % 2 == 0)
+        windows = ()
         if not same(screen, self.shown):
-            windows = renderer.draw(screen)
-            if windows:
-                present(windows)
+            windows = renderer.plan(screen)
             self.shown = screen
         if self.board.led is not None:
             self.board.led(screen.flash)
@@ -392,14 +393,14 @@ class Table:
             self.dimmed = screen.dim
             _dim(self.board.display, DIM_LEVEL if screen.dim else 1)
         if now < self.flash_until:
-            return FLASH_MS - now % FLASH_MS
+            return FLASH_MS - now % FLASH_MS, windows
         if t is None:
-            return FRAME_MS - now % FRAME_MS
+            return FRAME_MS - now % FRAME_MS, windows
         wait = (FRAME_MS + 1 - t % FRAME_MS) % FRAME_MS or FRAME_MS   # left's second: at t = k s + 1
         m = self.ui.match
         if m is not None and m.in_duel:                     # the turn clock's own seconds
             wait = min(wait, FRAME_MS - (t - m.turn_start_ms) % FRAME_MS)
-        return wait
+        return wait, windows
 
     def key(self, intent):
         self.ui.up_ms = self.local_ms()
@@ -423,7 +424,12 @@ async def keys_task(table, keys):
 
 async def frame_task(table, renderer, present):
     while True:
-        due = table.local_ms() + table.frame(renderer, present)
+        wait, windows = table.frame(renderer)
+        due = table.local_ms() + wait
+        for w in windows:
+            renderer.paint(w)
+            present((w,))
+            await asyncio.sleep_ms(0)
         while not table.poked and table.local_ms() < due:
             await asyncio.sleep_ms(FRAME_POLL_MS)
 
@@ -510,8 +516,8 @@ def make_link(board, cfg, local_ms):
 
 
 def make_renderer(board):
-    """(renderer, present): present(windows) puts what a draw changed on the glass. The
-    one branch on the board, on data it gives (boards/README.md)."""
+    """(renderer, present): present(windows) puts windows of a painted frame on the
+    glass. The one branch on the board, on data it gives (boards/README.md)."""
     d = board.display
     if board.renderer_kind == "dio":
         from duelclock.render_dio import DioRenderer

@@ -77,6 +77,11 @@ class DioRenderer:
         self._nr = 0
         self.layout = Layout(self, _Big, [rgb888(r, g, b) for r, g, b in RGB], 0xffffff)
 
+    def plan(self, s):
+        """The app's step (app.frame_task): draw; nothing for the app to paint or send."""
+        self.draw(s)
+        return ()
+
     def draw(self, s):
         g = self.group
         while len(g):

@@ -59,6 +59,8 @@ def rgb565(r, g, b, swap=False):
 
 
 FULL_PCT = 50                   # a change over half the screen: paint and send it whole
+BAND_PX = 2048                  # a window painted and sent in one step, the loop running
+                                # between two: 4 KB of RGB565, 0.5 ms at 62.5 MHz SPI
 
 
 class FbRenderer:
@@ -71,12 +73,13 @@ class FbRenderer:
     rectangle, else a glyph (writer.py). An op that differs from the op at the same place
     in the last draw's list marks its old and new boxes dirty; the dirty area grows by the
     whole box of every glyph it touches (a glyph is painted whole) until none is cut;
-    then it is filled with the background and every op touching it is painted again in
-    the list's order, rectangles clipped to it. Every pixel outside it has the same ops
-    in the same order as before, so the buffer holds what a full draw would paint
-    (tests/upy/test_render_fb.py checks it from every golden state to every other).
-    draw() returns the dirty windows [(x, y, w, h)] for the display to send, [] when
-    nothing changed."""
+    then it is cut into bands of about BAND_PX pixels (more where a glyph would be cut),
+    and each is filled with the
+    background and every op touching it is painted again in the list's order, rectangles
+    clipped to it. Every pixel outside them has the same ops in the same order as
+    before, so the buffer holds what a full draw would paint (tests/upy/test_render_fb.py
+    checks it from every golden state to every other). The app plans a frame, then paints
+    and sends one window a step (app.frame_task); draw() does it all at once."""
 
     def __init__(self, fb, width, height, mono, swap=False):
         self.fb = fb
@@ -123,6 +126,15 @@ class FbRenderer:
     # --- drawing -------------------------------------------------------------------------
 
     def draw(self, s):
+        """plan(s), then paint every window: the windows."""
+        windows = self.plan(s)
+        for w in windows:
+            self.paint(w)
+        return windows
+
+    def plan(self, s):
+        """Lay `s` out; the windows to paint and send, (x, y, w, h) of at most BAND_PX
+        pixels each, [] when nothing changed."""
         self.old, self.ops = self.ops, self.old
         ops = self.ops
         while ops:
@@ -150,25 +162,41 @@ class FbRenderer:
             area += (d[2] - d[0]) * (d[3] - d[1])
         if self.bg != self.old_bg or area * 100 > self.w * self.h * FULL_PCT:
             dirty = [[0, 0, self.w, self.h]]
-        fr = self.fb.fill_rect
+        out = []
         for d in dirty:
-            fr(d[0], d[1], d[2] - d[0], d[3] - d[1], self.bg)
+            w = d[2] - d[0]
+            rows = max(1, BAND_PX // w)
+            y = d[1]
+            while y < d[3]:
+                end = min(d[3], y + rows)
+                grown = True                    # no glyph may straddle a cut (painted whole,
+                while grown and end < d[3]:     # it would cover what the band above painted
+                    grown = False               # over it)
+                    for op in ops:
+                        if op[4] and op[1] < end < op[1] + op[3] and op[0] < d[2] and d[0] < op[0] + op[2]:
+                            end = min(d[3], op[1] + op[3])
+                            grown = True
+                out.append((d[0], y, w, end - y))
+                y = end
+        return out
+
+    def paint(self, win):
+        """Paint window (x, y, w, h) of the last plan: the background, then every op
+        touching it in order, rectangles clipped to it, glyphs whole."""
+        x0, y0, w, h = win
+        x1 = x0 + w
+        y1 = y0 + h
+        fr = self.fb.fill_rect
+        fr(x0, y0, w, h, self.bg)
         glyph = self.wr.glyph
-        for op in ops:
-            if op[4]:
-                if _touches(op, dirty):
+        for op in self.ops:
+            if op[0] < x1 and x0 < op[0] + op[2] and op[1] < y1 and y0 < op[1] + op[3]:
+                if op[4]:
                     glyph(*op)
-                continue
-            x1 = op[0] + op[2]
-            y1 = op[1] + op[3]
-            for d in dirty:
-                cx = max(op[0], d[0])
-                cy = max(op[1], d[1])
-                cw = min(x1, d[2]) - cx
-                ch = min(y1, d[3]) - cy
-                if cw > 0 and ch > 0:
-                    fr(cx, cy, cw, ch, op[7])
-        return [(d[0], d[1], d[2] - d[0], d[3] - d[1]) for d in dirty]
+                else:
+                    cx = max(op[0], x0)
+                    cy = max(op[1], y0)
+                    fr(cx, cy, min(op[0] + op[2], x1) - cx, min(op[1] + op[3], y1) - cy, op[7])
 
     def _add(self, dirty, op):
         """Mark op's box (on screen) dirty: merged into the first dirty rect it overlaps or

@@ -11,7 +11,8 @@
 #                                  app loop with the round running and the link syncing, the
 #                                  panel holding the loop 75 ms a whole frame, the keys read
 #                                  as the Pico W reads them (upy_loop.py)
-#   loop_held_max_ms               the longest the loop was held in that run
+#   loop_held_max_ms               the longest the loop was held in such a run (median of
+#                                  TYPING_RUNS runs: the shared machine's load shows too)
 #   frames_per_idle_minute         frames the app made with nobody at the keys (the round
 #   display_bytes_per_idle_s       running), from IDLE_S seconds; bytes sent per second
 #   alloc_bytes_per_idle_s         bytes allocated per second of that (64-bit port: about
@@ -31,6 +32,7 @@ TICK_BYTES = 999
 LP_KEY_CALLS = 16
 HELD_MS = 10
 IDLE_S = 6
+TYPING_RUNS = 3
 HEAP = "8m"                     # the collector stays off through the idle run's count
 
 
@@ -56,13 +58,18 @@ def bench_display(b):
         yield metric("fb_calls_per_lp_key" + suffix, f["lp_key"]["calls"], "calls",
                      LP_KEY_CALLS if w == 240 else None, note=note)
         yield metric("fb_calls_per_clock_tick" + suffix, f["clock_tick"]["calls"], "calls")
-    t = _upy("upy_loop.py", ["typing"])
-    yield metric("keys_lost_fast_typing", t["pressed"] - t["registered"], "presses", 0, exact=True,
-                 note="%d presses of X (+100) at 60/60 ms in LP entry, %d frames, %d syncs, "
-                 "%d edges the key ring had no room for" % (t["pressed"], t["frames"], t["syncs"], t["ring_lost"]))
-    yield metric("loop_held_max_ms", t["held_max_ms"], "ms", HELD_MS,
-                 note="the latest a 1 ms sleep woke while typing; the panel holds the loop "
-                 "75 ms a whole frame")
+    runs = [_upy("upy_loop.py", ["typing"]) for _ in range(TYPING_RUNS)]
+    t = runs[0]
+    yield metric("keys_lost_fast_typing", max(r["pressed"] - r["registered"] for r in runs), "presses",
+                 0, exact=True,
+                 note="the most of %d runs: %d presses of X (+100) at 60/60 ms in LP entry, %d "
+                 "frames (%d windows), %d syncs, %d edges the key ring had no room for" % (
+                     TYPING_RUNS, t["pressed"], t["frames"], t["shows"], t["syncs"], t["ring_lost"]))
+    held = sorted(r["held_max_ms"] for r in runs)
+    yield metric("loop_held_max_ms", held[len(held) // 2], "ms", HELD_MS,
+                 note="median of %d runs' latest wake of a 1 ms sleep while typing (%s: the "
+                 "machine's load shows here too); the panel holds the loop 75 ms a whole frame"
+                 % (TYPING_RUNS, held))
     i = _upy("upy_loop.py", ["idle", IDLE_S])
     yield metric("frames_per_idle_minute", i["frames"] * 60 // i["seconds"], "frames",
                  note="%d frames in %d s, the round running" % (i["frames"], i["seconds"]))
