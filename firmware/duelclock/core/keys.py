@@ -31,8 +31,6 @@
 # Measured on the unix port (x86-64): an idle scan takes 6 us with the ESP32 keypad's 16 keys,
 # 2 us with the Pico's 4 keys and a chord (not measured on a board yet).
 
-from array import array
-
 # The intent vocabulary of core/ui.py (its header lists the same names).
 INTENTS = ("a", "b", "0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "00", "000", "sign",
            "ok", "back", "undo", "turn", "menu", "up", "down", "up_fast", "down_fast")
@@ -48,15 +46,15 @@ class EdgeRing:
     held keys as a bit mask (bit i: Keys.names[i]) and the ticks_ms it was read at; a
     change is stored in `size` - 1 slots; when they are full, changes are counted in `lost`
     and the level they end at is stored once there is room. Ints
-    into preallocated arrays: no allocation, so it may run as a hard interrupt. `ticks`
+    into preallocated lists: no allocation, so it may run as a hard interrupt. `ticks`
     and `diff` are the board's time.ticks_ms and time.ticks_diff."""
 
     def __init__(self, ticks, diff, size=32):
         self.ticks = ticks
         self.diff = diff
         self.size = size
-        self.t = array("i", [0] * size)
-        self.m = array("i", [0] * size)
+        self.t = [0] * size         # small ints into list slots: no allocation
+        self.m = [0] * size
         self.head = 0               # next slot to write (the interrupt's)
         self.tail = 0               # next slot to read (scan's)
         self.mask = 0               # the newest mask stored
