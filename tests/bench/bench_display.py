@@ -9,8 +9,8 @@
 #   fb_calls_per_clock_tick        those frames: the Python-level work a frame costs a board
 #   keys_lost_fast_typing          of 30 presses at 60 ms down / 60 ms up, through the real
 #                                  app loop with the round running and the link syncing, the
-#                                  panel holding the loop 75 ms a whole frame, the keys read
-#                                  as the Pico W reads them (upy_loop.py)
+#                                  renderer holding the loop 75 ms a whole frame, the keys
+#                                  read as the Pico W reads them (upy_loop.py)
 #   loop_held_max_ms               the longest the loop was held in such a run (median of
 #                                  TYPING_RUNS runs: the shared machine's load shows too)
 #   frames_per_idle_minute         frames the app made with nobody at the keys (the round
@@ -68,7 +68,7 @@ def bench_display(b):
     held = sorted(r["held_max_ms"] for r in runs)
     yield metric("loop_held_max_ms", held[len(held) // 2], "ms", HELD_MS,
                  note="median of %d runs' latest wake of a 1 ms sleep while typing (%s: the "
-                 "machine's load shows here too); the panel holds the loop 75 ms a whole frame"
+                 "machine's load shows here too); painting holds the loop 75 ms a whole frame"
                  % (TYPING_RUNS, held))
     i = _upy("upy_loop.py", ["idle", IDLE_S])
     yield metric("frames_per_idle_minute", i["frames"] * 60 // i["seconds"], "frames",

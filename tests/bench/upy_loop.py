@@ -14,10 +14,10 @@
 #   micropython upy_loop.py idle S     S seconds with nobody at the keys
 #
 # Both with the round running (the desk's round command at boot), the clock ticking and the
-# link syncing (a desk on the link answers every sync request at once). The panel stands in
-# for the chip: a show() holds the loop DELAY_FULL_MS for a whole 240x135 frame (what the
-# emulated RP2040 shows for building, drawing and sending one) and the same per byte for
-# part of one. A task that asks to wake every ms measures the longest time the loop is held.
+# link syncing (a desk on the link answers every sync request at once). The renderer stands
+# in for the chip's: painting a window holds the loop DELAY_FULL_MS for a whole 240x135
+# frame (what the emulated RP2040 shows for building, drawing and sending one) and the same
+# per pixel for part of one. A task that asks to wake every ms measures the longest time the loop is held.
 # Prints one JSON line: typing: {"pressed", "registered", "held_max_ms", "frames"};
 # idle: {"frames", "bytes", "alloc", "seconds", "held_max_ms"} (alloc: bytes allocated,
 # the collector off).
@@ -59,8 +59,8 @@ class Clock:
 
 
 class Panel:
-    """A 240x135 RGB565 display whose show() costs what the chip's does; counts the
-    windows sent (`shows`) and the frames they belong to (a frame: a plan with windows)."""
+    """A 240x135 RGB565 display; counts the bytes and windows sent (`shows`) and the
+    frames (a plan with windows)."""
     swap = True
 
     def __init__(self):
@@ -75,9 +75,8 @@ class Panel:
         n = 0
         for x, y, w, h in windows:
             n += 2 * w * h
-        self.shows += 1
+        self.shows += len(windows)
         self.sent += n
-        time.sleep_ms(DELAY_FULL_MS * n // FULL_BYTES)
 
     def backlight(self, level):
         pass
@@ -182,16 +181,23 @@ async def watch(held):
 
 
 def renderer_of(board):
-    """The app's renderer and present, its plans counted (a frame: a plan with windows)."""
+    """The app's renderer and present, its plans counted (a frame: a plan with windows)
+    and its painting as slow as the chip's."""
     renderer, present = app.make_renderer(board)
     plan = renderer.plan
+    paint = renderer.paint
 
     def counted(screen):
         windows = plan(screen)
         if windows:
             board.display.frames += 1
         return windows
+
+    def slow(window):
+        paint(window)
+        time.sleep_ms(DELAY_FULL_MS * window[2] * window[3] // (W * H))
     renderer.plan = counted
+    renderer.paint = slow
     return renderer, present
 
 
