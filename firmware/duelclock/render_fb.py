@@ -199,9 +199,10 @@ class FbRenderer:
                     fr(cx, cy, min(op[0] + op[2], x1) - cx, min(op[1] + op[3], y1) - cy, op[7])
 
     def _add(self, dirty, op):
-        """Mark op's box (on screen) dirty: merged into the first dirty rect it overlaps or
-        touches, as their bounding box, else a rect of its own [x0, y0, x1, y1]. False
-        when it was dirty already (inside one rect) or is off the screen."""
+        """Mark op's box (on screen) dirty: merged with every dirty rect it overlaps or
+        touches into their bounding box [x0, y0, x1, y1] (dirty rects never overlap, so no
+        pixel is painted or sent twice). False when it was dirty already (inside one rect)
+        or is off the screen."""
         x0 = max(0, op[0])
         y0 = max(0, op[1])
         x1 = min(self.w, op[0] + op[2])
@@ -211,14 +212,20 @@ class FbRenderer:
         for d in dirty:
             if d[0] <= x0 and d[1] <= y0 and x1 <= d[2] and y1 <= d[3]:
                 return False
-        for d in dirty:
-            if x0 <= d[2] and d[0] <= x1 and y0 <= d[3] and d[1] <= y1:
-                d[0] = min(d[0], x0)
-                d[1] = min(d[1], y0)
-                d[2] = max(d[2], x1)
-                d[3] = max(d[3], y1)
-                return True
-        dirty.append([x0, y0, x1, y1])
+        d = [x0, y0, x1, y1]
+        i = 0
+        while i < len(dirty):               # absorb every rect it overlaps or touches
+            e = dirty[i]
+            if d[0] <= e[2] and e[0] <= d[2] and d[1] <= e[3] and e[1] <= d[3]:
+                d[0] = min(d[0], e[0])
+                d[1] = min(d[1], e[1])
+                d[2] = max(d[2], e[2])
+                d[3] = max(d[3], e[3])
+                dirty.pop(i)
+                i = 0
+            else:
+                i += 1
+        dirty.append(d)
         return True
 
 
