@@ -152,10 +152,6 @@ class Writer:
         line_h = line_h or self.height(s, scale)
         right = x + max_w if max_w else 1 << 30
         wide = self._wide(s)
-        if not self.record and scale == 1 and line_h == 8 and not tight and not wide \
-                and 8 * len(s) <= right - x:
-            self.fb.text(s, x, y, color)        # the common case, all in C
-            return x + 8 * len(s)
         for ch in s:
             o = ord(ch)
             if o == 0x20 and wide:
