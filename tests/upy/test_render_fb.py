@@ -143,6 +143,22 @@ if framebuf is not None:
             assert buf == full
 
 
+    def test_the_op_store_grows_for_a_busy_screen():
+        import duelclock.render_fb as rf
+        keep = rf.OPS
+        for w, h, mono in SIZES:
+            want_buf, _, want = screen(w, h, mono)
+            rf.OPS = 2                                  # room for 2 ops: grown on the way
+            try:
+                buf, _, r = screen(w, h, mono)
+            finally:
+                rf.OPS = keep
+            for name, make in screens.STATES:
+                s = make()
+                want.draw(s)
+                r.draw(s)
+                assert r.n == want.n and buf == want_buf, name
+
     def test_windows_are_bands_the_loop_can_wait_between():
         from duelclock.render_fb import BAND_PX
         for w, h, mono in SIZES:
