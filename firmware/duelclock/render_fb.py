@@ -61,7 +61,8 @@ def rgb565(r, g, b, swap=False):
 
 
 OP = 8                          # ints an op: x, y, w, h, kind, a, b, color
-OPS = 96                        # ops room made up front (a busy 240x135 screen: ~80)
+OPS = 96                        # ops room made up front (a busy 240x135 screen: ~80;
+                                # half of it on a small display), 3 KB; it grows if need be
 FULL_PCT = 50                   # a change over half the screen: paint and send it whole
 BAND_PX = 2048                  # a window painted and sent in one step, the loop running
                                 # between two: 4 KB of RGB565, 0.5 ms at 62.5 MHz SPI
@@ -96,8 +97,9 @@ class FbRenderer:
         self.width = wr.width
         self.height = wr.height
         self.fit = wr.fit
-        self.ops = array("i", bytes(4 * OP * OPS))
-        self.old = array("i", bytes(4 * OP * OPS))
+        room = 4 * OP * (OPS if height >= 100 else OPS // 2)
+        self.ops = array("i", bytes(room))
+        self.old = array("i", bytes(room))
         self.n = 0                      # ops in self.ops
         self.old_n = 0
         self.bg = None
