@@ -79,7 +79,8 @@ class FbRenderer:
     glyph (writer.py). An op that differs from the op at the same place in the last
     draw's list marks its old and new boxes dirty; the dirty area grows by the whole box
     of every glyph it touches (a glyph is painted whole) until none is cut; then it is
-    cut into bands of about BAND_PX pixels (more where a glyph would be cut), and each is
+    cut into bands and strips of about BAND_PX pixels (more where a glyph would be cut:
+    a glyph is never cut), and each is
     filled with the background and every op touching it is painted again in order,
     rectangles clipped to it. Every pixel outside them has the same ops in the same order
     as before, so the buffer holds what a full draw would paint (tests/upy/test_render_fb.py
@@ -201,9 +202,27 @@ class FbRenderer:
                                 and ops[j] < d[2] and d[0] < ops[j] + ops[j + 2]:
                             end = min(d[3], ops[j + 1] + ops[j + 3])
                             grown = True
-                out.append((d[0], y, w, end - y))
+                self._strips(out, d[0], y, d[2], end)
                 y = end
         return out
+
+    def _strips(self, out, x, y, x_end, y_end):
+        """The band (x, y)-(x_end, y_end) into out as strips of about BAND_PX pixels, cut
+        only where no glyph crosses (a band made tall by the clock's digits)."""
+        ops = self.ops
+        cols = max(1, BAND_PX // (y_end - y))
+        while x < x_end:
+            end = min(x_end, x + cols)
+            grown = True
+            while grown and end < x_end:
+                grown = False
+                for j in range(0, self.n * OP, OP):
+                    if ops[j + 4] and ops[j] < end < ops[j] + ops[j + 2] \
+                            and ops[j + 1] < y_end and y < ops[j + 1] + ops[j + 3]:
+                        end = min(x_end, ops[j] + ops[j + 2])
+                        grown = True
+            out.append((x, y, end - x, y_end - y))
+            x = end
 
     def paint(self, win):
         """Paint window (x, y, w, h) of the last plan: the background, then every op

@@ -11,8 +11,9 @@
 #                                  app loop with the round running and the link syncing, the
 #                                  renderer holding the loop 75 ms a whole frame, the keys
 #                                  read as the Pico W reads them (upy_loop.py)
-#   loop_held_max_ms               the longest the loop was held in such a run (median of
-#                                  TYPING_RUNS runs: the shared machine's load shows too)
+#   loop_held_max_ms               the longest the loop was held in such a run, from the first
+#                                  key on (median of TYPING_RUNS runs: the shared machine's
+#                                  load shows too)
 #   frames_per_idle_minute         frames the app made with nobody at the keys (the round
 #   display_bytes_per_idle_s       running), from IDLE_S seconds; bytes sent per second
 #   alloc_bytes_per_idle_s         bytes allocated per second of that (64-bit port: about
@@ -67,7 +68,7 @@ def bench_display(b):
                      TYPING_RUNS, t["pressed"], t["frames"], t["shows"], t["syncs"], t["ring_lost"]))
     held = sorted(r["held_max_ms"] for r in runs)
     yield metric("loop_held_max_ms", held[len(held) // 2], "ms", HELD_MS,
-                 note="median of %d runs' latest wake of a 1 ms sleep while typing (%s: the "
+                 note="median of %d runs' latest wake of a 1 ms sleep from the first key on (%s: the "
                  "machine's load shows here too); painting holds the loop 75 ms a whole frame"
                  % (TYPING_RUNS, held))
     i = _upy("upy_loop.py", ["idle", IDLE_S])

@@ -160,7 +160,7 @@ class Board:
 
 
 def table(clock, fingers):
-    disk = RAMDisk(128)
+    disk = RAMDisk(32)                  # 128 KB of flash: the journal of a short match
     disk.mount("/flash", format=True)
     with open("/flash/duelclock.json", "w") as f:
         f.write(json.dumps({"table": TBL, "key": "".join("%02x" % b for b in KEY)}))
@@ -170,13 +170,14 @@ def table(clock, fingers):
     return board, desk, t
 
 
-async def watch(held):
-    """How late a 1 ms sleep wakes: the longest time anything held the loop."""
+async def watch(held, since=None):
+    """How late a 1 ms sleep wakes: the longest time anything held the loop (from
+    since() on, when given)."""
     while True:
         t0 = time.ticks_ms()
         await asyncio.sleep_ms(1)
         late = time.ticks_diff(time.ticks_ms(), t0) - 1
-        if late > held[0]:
+        if late > held[0] and (since is None or since()):
             held[0] = late
 
 
@@ -201,12 +202,12 @@ def renderer_of(board):
     return renderer, present
 
 
-async def run(board, t, screen, until, held):
+async def run(board, t, screen, until, held, since=None):
     renderer, present = screen
     asyncio.create_task(app.keys_task(t, board.keys))
     asyncio.create_task(app.frame_task(t, renderer, present))
     asyncio.create_task(app.link_task(t))
-    asyncio.create_task(watch(held))
+    asyncio.create_task(watch(held, since))
     while not until():
         await asyncio.sleep_ms(50)
 
@@ -232,7 +233,9 @@ def typing():
         at = fingers.press(at + 100, SLOW_MS, "A") + SLOW_MS     # confirm
     end = fingers.end_ms() + 500
     held = [0]
-    asyncio.run(run(board, t, renderer_of(board), lambda: clock() > end, held))
+    typing_from = 1500
+    asyncio.run(run(board, t, renderer_of(board), lambda: clock() > end, held,
+                    lambda: clock() >= typing_from))     # the round's start (a new journal file) before
     board.sampling = False
     if desk.syncs == 0 or t.ui.match is None:
         raise SystemExit("no round or no sync: syncs %d" % desk.syncs)
