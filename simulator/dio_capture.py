@@ -30,6 +30,7 @@ class CaptureBus(fourwire.FourWire):
         self._command = None
         self._cols = (0, width - 1)
         self._rows = (0, height - 1)
+        self.written = 0                            # pixel bytes received (RAMWR)
 
     def reset(self):
         pass
@@ -63,6 +64,7 @@ class CaptureBus(fourwire.FourWire):
             self._write(bytes(data))
 
     def _write(self, pixels):
+        self.written += len(pixels)
         x0, x1 = self._cols
         y0, y1 = self._rows
         row_bytes = (x1 - x0 + 1) * 2

@@ -11,6 +11,9 @@
 #   red LED ----------- board.LED (D13)
 #   MAX17048 gauge ---- board.I2C() at 0x36 (adafruit_max1704x): the LiPo's charge in %
 #   no buzzer
+# Keys: CircuitPython's keypad scans the buttons in the background (its own debounce, 20 ms)
+# and queues timestamped events; each scan moves them into an EdgeRing (core/keys.py), so
+# a press is counted whatever the loop was doing.
 # D0 is also the ESP32-S3's BOOT strap: held at reset it starts the ROM bootloader.
 # The desk link is the second USB CDC port, which boot.py turns on (usb_cdc.enable).
 #
@@ -26,12 +29,14 @@
 # confirms their LP entry.
 import board
 import digitalio
+import keypad
 import microcontroller
+import supervisor
 import usb_cdc
 import wifi
 
 import adafruit_max1704x
-from duelclock.core.keys import Keys, buttons_pressed
+from duelclock.core.keys import EdgeRing, Keys
 
 BOARD = "ADAFRUIT_FEATHER_ESP32S3_REVERSE_TFT"
 display = board.DISPLAY
@@ -43,15 +48,6 @@ HAS_WIFI = True
 FS_PREFIX = "/"
 
 
-def _button(pin, pull):
-    b = digitalio.DigitalInOut(pin)
-    b.switch_to_input(pull=pull)
-    return b
-
-
-_D0 = _button(board.D0, digitalio.Pull.UP)
-_D1 = _button(board.D1, digitalio.Pull.DOWN)
-_D2 = _button(board.D2, digitalio.Pull.DOWN)
 KEYMAP = {
     "D0": ("a", "menu", None),
     "D2": ("b", "turn", None),
@@ -59,10 +55,45 @@ KEYMAP = {
     "D1+D2": ("down", None, "down_fast"),
     "D0+D1": ("back", "undo", None),
 }
-_BUTTONS = (("D0", lambda: _D0.value, False), ("D1", lambda: _D1.value, True),
-            ("D2", lambda: _D2.value, True))
-_held = []
-keys = Keys(lambda: buttons_pressed(_BUTTONS, _held), KEYMAP)
+_TICKS_HALF = 1 << 28           # supervisor.ticks_ms wraps at 2**29
+
+
+def _ticks_diff(a, b):
+    return ((a - b + _TICKS_HALF) & (2 * _TICKS_HALF - 1)) - _TICKS_HALF
+
+
+class _Keypad(Keys):
+    """Keys whose ring keypad's events fill at each scan."""
+
+    def __init__(self):
+        Keys.__init__(self, KEYMAP, EdgeRing(supervisor.ticks_ms, _ticks_diff))
+        bit = self.names.index
+        # D0 to GND (pulled up), D1 and D2 to 3V3 (pulled down)
+        self.pads = ((keypad.Keys((board.D0,), value_when_pressed=False, pull=True),
+                      (1 << bit("D0"),)),
+                     (keypad.Keys((board.D1, board.D2), value_when_pressed=True, pull=True),
+                      (1 << bit("D1"), 1 << bit("D2"))))
+        self.event = keypad.Event()
+        self.mask = 0
+
+    def _drain(self):
+        ev = self.event
+        for pad, bits in self.pads:
+            while pad.events.get_into(ev):
+                b = bits[ev.key_number]
+                self.mask = self.mask | b if ev.pressed else self.mask & ~b
+                self.ring.sample(ev.timestamp, self.mask)
+
+    def scan(self, now_ms):
+        self._drain()
+        return Keys.scan(self, now_ms)
+
+    def pressed(self):
+        self._drain()
+        return Keys.pressed(self)
+
+
+keys = _Keypad()
 # Held at power-on: boot.py leaves the USB console and drive to the computer, and the head
 # judge's PIN keeps them so (anything else resets, and boot.py shuts them).
 MAINTENANCE_KEYS = ("D0", "D2")

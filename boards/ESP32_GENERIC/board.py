@@ -19,6 +19,8 @@
 #             7 8 9 C
 #             * 0 # D
 #
+# Keys are read by a timer interrupt every KEY_SAMPLE_MS into an EdgeRing (core/keys.py):
+# a press is counted whatever the loop is doing (a frame, an I2C write, a flash write).
 # Keys: short press / long (held 700 ms, once) / hold (repeats every 150 ms after 700 ms)
 #   0-9    the digit on press
 #   A      a      -      up         player A's key, OK in lists; held: up (scrolls)
@@ -28,11 +30,12 @@
 #   *      00     000    -
 #   #      ok     sign   -          confirm; long: +/- in LP entry
 import sys
+import time
 
-from machine import ADC, I2C, PWM, Pin, reset
+from machine import ADC, I2C, PWM, Pin, Timer, reset
 
 import ssd1306
-from duelclock.core.keys import Keys, matrix_pressed
+from duelclock.core.keys import EdgeRing, Keys, matrix_mask
 from duelclock.drivers.buzzer import Buzzer
 from duelclock.drivers.duplex import Duplex
 from duelclock.drivers.wifi import connect as connect_wifi  # noqa: F401 (exported)
@@ -52,7 +55,22 @@ class _Oled:
 
     def __init__(self, oled):
         self.fb = oled
-        self.show = oled.show
+
+    def show(self, windows=None):
+        """The frame, or only `windows` [(x, y, w, h)]: each the 8-row pages and columns it
+        spans, a page's bytes a write (I2C at 400 kHz: 1,024 bytes take about 26 ms)."""
+        oled = self.fb
+        if windows is None:
+            oled.show()
+            return
+        buf = memoryview(oled.buffer)
+        for x, y, w, h in windows:
+            p0 = y // 8
+            p1 = (y + h - 1) // 8
+            for cmd in (0x21, x, x + w - 1, 0x22, p0, p1):     # column, page address
+                oled.write_cmd(cmd)
+            for p in range(p0, p1 + 1):
+                oled.write_data(buf[p * WIDTH + x:p * WIDTH + x + w])
 
     def backlight(self, level):
         # An OLED has no backlight: contrast dims it, and even 0 stays readable.
@@ -77,9 +95,19 @@ KEYMAP = {
 LAYOUT = (("1", "2", "3", "A"), ("4", "5", "6", "B"), ("7", "8", "9", "C"), ("*", "0", "#", "D"))
 _ROWS = tuple(Pin(gp, Pin.OPEN_DRAIN, value=1) for gp in (13, 12, 14, 27))
 _COLS = tuple(Pin(gp, Pin.IN, Pin.PULL_UP) for gp in (26, 25, 33, 32))
-_held = []
-keys = Keys(lambda: matrix_pressed(_ROWS, _COLS, LAYOUT, _held), KEYMAP)
+KEY_SAMPLE_MS = 5               # 16 pin reads an interrupt (not timed on a board yet)
+_ring = EdgeRing(time.ticks_ms, time.ticks_diff)
+keys = Keys(KEYMAP, _ring)
 MAINTENANCE_KEYS = ("C", "D")           # held at power-on: the head judge's PIN opens the REPL
+_BITS = tuple(tuple(1 << keys.names.index(k) for k in row) for row in LAYOUT)
+_ticks = time.ticks_ms
+
+
+def _sample(timer):
+    _ring.sample(_ticks(), matrix_mask(_ROWS, _COLS, _BITS))
+
+
+_timer = Timer(0, mode=Timer.PERIODIC, period=KEY_SAMPLE_MS, callback=_sample)
 
 buzzer = Buzzer(PWM(Pin(4), freq=2700, duty_u16=0))
 led = None

@@ -12,6 +12,8 @@
 #   (on the Pico W)       VSYS/3 on GP29 = ADC3, but GP29 is also the Wi-Fi chip's SPI
 #                         clock and GP25 its chip select: see battery_pct
 #
+# Keys are read by a timer interrupt every KEY_SAMPLE_MS into an EdgeRing (core/keys.py):
+# a press is counted whatever the loop is doing (a frame, a flash write).
 # Keys: short press / long (held 700 ms, once) / hold (repeats every 150 ms after 700 ms)
 #   A      a      menu   -          player A's key, OK in lists; long: the menu, and +/- in
 #                                   LP entry, and submit on the PIN screen
@@ -23,11 +25,12 @@
 # There is no ok key: `a` is OK in lists and number screens, and a player's own key again
 # confirms their LP entry. No buzzer: alerts flash the screen and the LED.
 import sys
+import time
 
 import machine
-from machine import ADC, PWM, SPI, Pin
+from machine import ADC, PWM, SPI, Pin, Timer
 
-from duelclock.core.keys import Keys, buttons_pressed
+from duelclock.core.keys import EdgeRing, Keys, buttons_mask
 from duelclock.drivers.duplex import Duplex
 from duelclock.drivers.st7789 import ST7789
 from duelclock.drivers.wifi import connect as connect_wifi  # noqa: F401 (exported)
@@ -51,12 +54,22 @@ KEYMAP = {
     "Y": ("down", None, "down_fast"),
     "X+Y": ("back", "undo", None),
 }
-_BUTTONS = tuple((name, Pin(gp, Pin.IN, Pin.PULL_UP).value, 0)
-                 for name, gp in (("A", 12), ("B", 13), ("X", 14), ("Y", 15)))
-_held = []
-keys = Keys(lambda: buttons_pressed(_BUTTONS, _held), KEYMAP)
+KEY_SAMPLE_MS = 5               # 4 pin reads an interrupt (not timed on a board yet)
+_GP = {"A": 12, "B": 13, "X": 14, "Y": 15}
+_ring = EdgeRing(time.ticks_ms, time.ticks_diff)
+keys = Keys(KEYMAP, _ring)
 MAINTENANCE_KEYS = ("A", "B")           # held at power-on: the head judge's PIN opens the REPL
 reset = machine.reset
+_BUTTONS = tuple((Pin(_GP[name], Pin.IN, Pin.PULL_UP).value, 0)
+                 for name in keys.names[:keys.n_phys])
+_ticks = time.ticks_ms
+
+
+def _sample(timer):
+    _ring.sample(_ticks(), buttons_mask(_BUTTONS))
+
+
+_timer = Timer(-1, mode=Timer.PERIODIC, period=KEY_SAMPLE_MS, callback=_sample)
 
 buzzer = None
 

@@ -134,7 +134,8 @@ class _Screen:
         self.level = 1                  # backlight, as last set
         self.frames = 0
 
-    def show(self):
+    def show(self, windows=None):
+        """The whole frame to the file whatever changed (the simulator shows whole frames)."""
         self.frames += 1
         if self.path:
             tmp = self.path + ".tmp"

@@ -1,7 +1,12 @@
 # The table: asyncio tasks at the edges, the only code that reads ticks or touches I/O.
 #
-#   keys task     board.keys.scan -> Ui.key(intent, round ms) -> frame
-#   frame task    Ui.tick -> view.build -> renderer.draw -> display.show; alerts -> buzzer
+#   keys task     board.keys.scan -> Ui.key(intent, round ms) -> frame at once
+#   frame task    Ui.tick -> view.build -> renderer.plan -> a window at a time: paint it,
+#                 let the other tasks run; then display.show(windows) (a whole frame at
+#                 62.5 MHz SPI: 8.3 ms); alerts -> buzzer. A frame when
+#                 a key or a desk command came in, or when a clock's second turns
+#                 (FLASH_MS while the screen flashes); none when the Screen is the same as
+#                 the last one drawn.
 #   link task     link.poll -> wire.Decoder -> commands (round, pause, resume, extend, rules,
 #                 ack) and sync replies -> Clock.sample
 #   report task   sync requests when the Clock asks; state on change and every STATE_MS;
@@ -24,12 +29,14 @@ from duelclock import VERSION
 from duelclock.core.clock import Clock
 from duelclock.core.record import parse_line
 from duelclock.core.ui import Pin, Ui
-from duelclock.core.view import build
+from duelclock.core.view import build, same
 from duelclock.core.wire import Encoder, Decoder
 from duelclock.journal import Journal, JournalFull
 
 KEY_SCAN_MS = 15
-FRAME_MS = 100
+FRAME_MS = 1000               # the longest between two looks at the screen
+FRAME_POLL_MS = 5             # the frame task's look for a key or command meanwhile
+FLASH_MS = 250                # the flash alert's blink
 STATE_MS = 5000
 LINK_MS = 20
 SYNC_POLL_MS = 2              # while a sync reply is due: its arrival time is t4, keep it tight
@@ -93,6 +100,8 @@ class Table:
         self.battery = None
         self.battery_due = 0
         self.dimmed = False
+        self.shown = None             # the Screen on the display
+        self.poked = False            # something came in: look at the screen now
         self.ui.up_ms = local_ms()
         self._load_lock()
         self._recover()
@@ -202,6 +211,7 @@ class Table:
 
     def handle(self, msg):
         k = msg["k"]
+        self.poked = True
         if k == "sync":
             if msg["re"] == self.sync_seq:
                 self.clock.sample(msg["t1"], msg["t2"], msg["t3"], self.local_ms())
@@ -355,7 +365,11 @@ class Table:
 
     # --- the screen -----------------------------------------------------------------------
 
-    def frame(self, renderer, present):
+    def frame(self, renderer):
+        """(wait, windows): plan the screen; the windows that changed, to paint and
+        present, and the ms until it may change by itself (a clock's next second, or the
+        flash's next blink)."""
+        self.poked = False
         now = self.local_ms()
         self.ui.up_ms = now
         t = self.round_ms()
@@ -375,14 +389,33 @@ class Table:
             self.battery_due = now + BATTERY_MS
         screen = build(self.ui, t if t is not None else (self.ui.now_ms or 0),
                        None if age is None else age // 1000, self.battery,
-                       now < self.flash_until and (now // 250) % 2 == 0)
-        renderer.draw(screen)
-        present()
+                       now < self.flash_until and (now // FLASH_MS) % 2 == 0)
+        windows = ()
+        if not same(screen, self.shown):
+            windows = renderer.plan(screen)
+            self.shown = screen
         if self.board.led is not None:
             self.board.led(screen.flash)
         if screen.dim != self.dimmed:                       # idle: dim, the clock stays lit
             self.dimmed = screen.dim
             _dim(self.board.display, DIM_LEVEL if screen.dim else 1)
+        if now < self.flash_until:
+            return FLASH_MS - now % FLASH_MS, windows
+        if t is None:
+            return FRAME_MS - now % FRAME_MS, windows
+        wait = (FRAME_MS + 1 - t % FRAME_MS) % FRAME_MS or FRAME_MS   # left's second: at t = k s + 1
+        m = self.ui.match
+        if m is not None and m.in_duel:                     # the turn clock's own seconds
+            wait = min(wait, FRAME_MS - (t - m.turn_start_ms) % FRAME_MS)
+        return wait, windows
+
+    def _draw(self, renderer, present):
+        # A frame at once, outside the frame task (the maintenance screen runs before it).
+        windows = self.frame(renderer)[1]
+        for w in windows:
+            renderer.paint(w)
+        if windows:
+            present(windows)
 
     def maintenance(self, renderer, present):
         """The PIN screen of a power-on with MAINTENANCE_KEYS held: True once the head judge's
@@ -400,12 +433,12 @@ class Table:
             for intent in self.board.keys.scan(self.ui.up_ms):
                 pin.key(self.ui, intent)
                 self._store_lock()
-            self.frame(renderer, present)
+            self._draw(renderer, present)
             time.sleep(KEY_SCAN_MS / 1000)      # CircuitPython has no sleep_ms
         self.ui.home()
         if roles == ["head"]:
             self.ui.say("USB REPL open")
-            self.frame(renderer, present)
+            self._draw(renderer, present)
         return roles == ["head"]
 
     def key(self, intent):
@@ -416,6 +449,7 @@ class Table:
             return
         self.ui.key(intent, t if t is not None else 0)
         self._store_lock()
+        self.poked = True
 
 
 # --- tasks -------------------------------------------------------------------------------
@@ -429,8 +463,15 @@ async def keys_task(table, keys):
 
 async def frame_task(table, renderer, present):
     while True:
-        table.frame(renderer, present)
-        await asyncio.sleep_ms(FRAME_MS)
+        wait, windows = table.frame(renderer)
+        due = table.local_ms() + wait
+        if windows:
+            for w in windows:
+                renderer.paint(w)
+                await asyncio.sleep_ms(0)
+            present(windows)
+        while not table.poked and table.local_ms() < due:
+            await asyncio.sleep_ms(FRAME_POLL_MS)
 
 
 async def link_task(table):
@@ -515,14 +556,14 @@ def make_link(board, cfg, local_ms):
 
 
 def make_renderer(board):
-    """(renderer, present): present() puts a drawn frame on the glass. The one branch on
-    the board, on data it gives (boards/README.md)."""
+    """(renderer, present): present(windows) puts windows of a painted frame on the
+    glass. The one branch on the board, on data it gives (boards/README.md)."""
     d = board.display
     if board.renderer_kind == "dio":
         from duelclock.render_dio import DioRenderer
         r = DioRenderer(board.WIDTH, board.HEIGHT)
         d.root_group = r.group
-        return r, lambda: None                  # displayio refreshes by itself
+        return r, lambda windows: None          # displayio refreshes what changed by itself
     from duelclock.render_fb import FbRenderer
     return FbRenderer(d.fb, board.WIDTH, board.HEIGHT, board.mono, d.swap), d.show
 

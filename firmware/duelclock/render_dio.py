@@ -6,6 +6,9 @@
 # the screen text's Hangul in 16x16, and a box for anything else).
 # Labels and rectangles come from pools made once; each draw takes them in painting order
 # and puts them in the group in that order, so what is painted later (a message) is on top.
+# displayio refreshes only the areas of what changed (dirty rectangles): a draw sets only
+# the properties that differ and leaves the group alone when it holds the same items in
+# the same order, so a clock tick refreshes the clock's digits, not the screen.
 # displayio and the Adafruit libraries are imported when a renderer is made, not with this
 # module (design.md: pure helpers stay importable without them).
 
@@ -75,15 +78,27 @@ class DioRenderer:
         self._rects = [self._new_rect() for _ in range(RECTS)]
         self._nl = 0
         self._nr = 0
+        self._order = []                            # this draw's items, in painting order
         self.layout = Layout(self, _Big, [rgb888(r, g, b) for r, g, b in RGB], 0xffffff)
 
+    def plan(self, s):
+        """The app's step (app.frame_task): draw; nothing for the app to paint or send."""
+        self.draw(s)
+        return ()
+
     def draw(self, s):
-        g = self.group
-        while len(g):
-            g.pop()
+        order = self._order
+        while order:
+            order.pop()
         self._nl = 0
         self._nr = 0
         self.layout.draw(s)
+        g = self.group
+        if len(g) != len(order) or any(g[i] is not order[i] for i in range(len(order))):
+            while len(g):
+                g.pop()
+            for item in order:
+                g.append(item)
         return g
 
     # --- the canvas ----------------------------------------------------------------------
@@ -98,12 +113,15 @@ class DioRenderer:
             self._rects.append(self._new_rect())
         r, pal = self._rects[self._nr]
         self._nr += 1
-        pal[0] = color
-        r.x = x
-        r.y = y
-        r.width = w
-        r.height = h
-        self.group.append(r)
+        if pal[0] != color:
+            pal[0] = color
+        r.x = x                                 # x and y skip an unchanged value,
+        r.y = y                                 # width and height do not
+        if r.width != w:
+            r.width = w
+        if r.height != h:
+            r.height = h
+        self._order.append(r)
 
     def rect(self, x, y, w, h, color):
         self.fill_rect(x, y, w, 1, color)
@@ -158,11 +176,15 @@ class DioRenderer:
                 self._labels.append(self._new_label())
             lab = self._labels[self._nl]
             self._nl += 1
+            pos = (x, y + (line_h or CELL_H * scale) // 2 - CELL_H * scale // 2 - self._top * scale)
+            moved = lab.text != s or lab.scale != scale or lab.anchored_position != pos
             if lab.text != s:
                 lab.text = s
-            lab.scale = scale
-            lab.color = color
-            lab.anchored_position = (x, y + (line_h or CELL_H * scale) // 2 - CELL_H * scale // 2
-                                     - self._top * scale)
-            self.group.append(lab)
+            if lab.scale != scale:
+                lab.scale = scale
+            if lab.color != color:
+                lab.color = color
+            if moved:                           # the text's box decides where it goes
+                lab.anchored_position = pos
+            self._order.append(lab)
         return x + w

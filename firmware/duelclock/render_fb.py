@@ -8,6 +8,8 @@
 # 128x64 MONO_VLSB. A draw allocates about 4 KB (64-bit port) of short strings and block
 # lists, no buffers; the renderer itself 3.3 KB (glyph rows and run tables), font_ko 5.3 KB
 # of bytes (in flash when frozen: font_ko.mpy is 5461 bytes).
+from array import array
+
 from duelclock import font_ko
 from duelclock.layout import Layout, RGB
 from duelclock.writer import Writer
@@ -58,28 +60,228 @@ def rgb565(r, g, b, swap=False):
     return (c >> 8 | (c & 0xff) << 8) if swap else c
 
 
+OP = 8                          # ints an op: x, y, w, h, kind, a, b, color
+OPS = 96                        # ops room made up front (a busy 240x135 screen: ~80;
+                                # half of it on a small display), 3 KB; it grows if need be
+FULL_PCT = 50                   # a change over half the screen: paint and send it whole
+BAND_PX = 2048                  # a window painted and sent in one step, the loop running
+                                # between two: 4 KB of RGB565, 0.5 ms at 62.5 MHz SPI
+
+
 class FbRenderer:
     """draw(screen) lays a Screen out on `fb` (width x height). mono: a 1-bit buffer
     (SSD1306 MONO_VLSB); else RGB565, byte-swapped when `swap` (for drivers that push the
-    buffer to an ST7789 as it is)."""
+    buffer to an ST7789 as it is).
+
+    Only what changed is painted. The layout's drawing is kept as ops, each a box it
+    paints nothing outside of: x, y, w, h, kind, a, b, color (OP ints in a flat array,
+    two arrays swapped each draw: no allocation per op), kind 0 a filled rectangle, else a
+    glyph (writer.py). An op that differs from the op at the same place in the last
+    draw's list marks its old and new boxes dirty; the dirty area grows by the whole box
+    of every glyph it touches (a glyph is painted whole) until none is cut; then it is
+    cut into bands and strips of about BAND_PX pixels (more where a glyph would be cut:
+    a glyph is never cut), and each is
+    filled with the background and every op touching it is painted again in order,
+    rectangles clipped to it. Every pixel outside them has the same ops in the same order
+    as before, so the buffer holds what a full draw would paint (tests/upy/test_render_fb.py
+    checks it from every golden state to every other). The app plans a frame, then paints
+    one window a step (app.frame_task); draw() does it all at once."""
 
     def __init__(self, fb, width, height, mono, swap=False):
+        self.fb = fb
         self.w = width
         self.h = height
         self.mono = mono
-        wr = Writer(fb, font_ko)
-        # the canvas: the FrameBuffer's own methods and the writer's, bound once
-        self.fill = fb.fill
-        self.fill_rect = fb.fill_rect
-        self.rect = fb.rect
-        self.hline = fb.hline
+        self.wr = wr = Writer(fb, font_ko)
+        wr.record = self._op
         self.text = wr.text
         self.width = wr.width
         self.height = wr.height
         self.fit = wr.fit
+        room = 4 * OP * (OPS if height >= 100 else OPS // 2)
+        self.ops = array("i", bytes(room))
+        self.old = array("i", bytes(room))
+        self.n = 0                      # ops in self.ops
+        self.old_n = 0
+        self.bg = None
+        self.old_bg = None
         if mono:
             palette, invert = (0, 1, 1, 1, 1, 1, 1, 1, 0), 1
         else:
             palette, invert = [rgb565(r, g, b, swap) for r, g, b in RGB], 0xffff
         self.layout = Layout(self, _Big if height >= 100 else _Small, palette, invert)
-        self.draw = self.layout.draw
+
+    # --- the canvas: recorded, painted by draw() ----------------------------------------
+
+    def fill(self, color):
+        self.bg = color
+
+    def fill_rect(self, x, y, w, h, color):
+        if w > 0 and h > 0:
+            self._op(x, y, w, h, 0, 0, 0, color)
+
+    def rect(self, x, y, w, h, color):
+        self.fill_rect(x, y, w, 1, color)
+        self.fill_rect(x, y + h - 1, w, 1, color)
+        self.fill_rect(x, y, 1, h, color)
+        self.fill_rect(x + w - 1, y, 1, h, color)
+
+    def hline(self, x, y, w, color):
+        self.fill_rect(x, y, w, 1, color)
+
+    def _op(self, x, y, w, h, kind, a, b, color):
+        ops = self.ops
+        j = self.n * OP
+        if j == len(ops):
+            ops.extend(bytes(4 * OP * 16))      # room for 16 more (a busier screen)
+        ops[j] = x
+        ops[j + 1] = y
+        ops[j + 2] = w
+        ops[j + 3] = h
+        ops[j + 4] = kind
+        ops[j + 5] = a
+        ops[j + 6] = b
+        ops[j + 7] = color
+        self.n += 1
+
+    # --- drawing -------------------------------------------------------------------------
+
+    def draw(self, s):
+        """plan(s), then paint every window: the windows."""
+        windows = self.plan(s)
+        for w in windows:
+            self.paint(w)
+        return windows
+
+    def plan(self, s):
+        """Lay `s` out; the windows to paint and send, (x, y, w, h) of about BAND_PX
+        pixels each, [] when nothing changed."""
+        self.old, self.ops = self.ops, self.old
+        self.old_n, self.n = self.n, 0
+        self.old_bg = self.bg
+        self.layout.draw(s)
+        ops = self.ops
+        old = self.old
+        n = self.n
+        old_n = self.old_n
+        dirty = []
+        for i in range(max(n, old_n)):
+            j = i * OP
+            if i < n and i < old_n and ops[j] == old[j] and ops[j + 1] == old[j + 1] \
+                    and ops[j + 2] == old[j + 2] and ops[j + 3] == old[j + 3] \
+                    and ops[j + 4] == old[j + 4] and ops[j + 5] == old[j + 5] \
+                    and ops[j + 6] == old[j + 6] and ops[j + 7] == old[j + 7]:
+                continue
+            if i < old_n:
+                self._add(dirty, old, j)
+            if i < n:
+                self._add(dirty, ops, j)
+        grown = True
+        while grown:
+            grown = False
+            for j in range(0, n * OP, OP):
+                if ops[j + 4] and _touches(ops, j, dirty) and self._add(dirty, ops, j):
+                    grown = True
+        area = 0
+        for d in dirty:
+            area += (d[2] - d[0]) * (d[3] - d[1])
+        if self.bg != self.old_bg or area * 100 > self.w * self.h * FULL_PCT:
+            dirty = [[0, 0, self.w, self.h]]
+        out = []
+        for d in dirty:
+            w = d[2] - d[0]
+            rows = max(1, BAND_PX // w)
+            y = d[1]
+            while y < d[3]:
+                end = min(d[3], y + rows)
+                grown = True                    # no glyph may straddle a cut (painted whole,
+                while grown and end < d[3]:     # it would cover what the band above painted
+                    grown = False               # over it)
+                    for j in range(0, n * OP, OP):
+                        if ops[j + 4] and ops[j + 1] < end < ops[j + 1] + ops[j + 3] \
+                                and ops[j] < d[2] and d[0] < ops[j] + ops[j + 2]:
+                            end = min(d[3], ops[j + 1] + ops[j + 3])
+                            grown = True
+                self._strips(out, d[0], y, d[2], end)
+                y = end
+        return out
+
+    def _strips(self, out, x, y, x_end, y_end):
+        """The band (x, y)-(x_end, y_end) into out as strips of about BAND_PX pixels, cut
+        only where no glyph crosses (a band made tall by the clock's digits)."""
+        ops = self.ops
+        cols = max(1, BAND_PX // (y_end - y))
+        while x < x_end:
+            end = min(x_end, x + cols)
+            grown = True
+            while grown and end < x_end:
+                grown = False
+                for j in range(0, self.n * OP, OP):
+                    if ops[j + 4] and ops[j] < end < ops[j] + ops[j + 2] \
+                            and ops[j + 1] < y_end and y < ops[j + 1] + ops[j + 3]:
+                        end = min(x_end, ops[j] + ops[j + 2])
+                        grown = True
+            out.append((x, y, end - x, y_end - y))
+            x = end
+
+    def paint(self, win):
+        """Paint window (x, y, w, h) of the last plan: the background, then every op
+        touching it in order, rectangles clipped to it, glyphs whole."""
+        x0, y0, w, h = win
+        x1 = x0 + w
+        y1 = y0 + h
+        fr = self.fb.fill_rect
+        fr(x0, y0, w, h, self.bg)
+        glyph = self.wr.glyph
+        ops = self.ops
+        for j in range(0, self.n * OP, OP):
+            x = ops[j]
+            y = ops[j + 1]
+            if x < x1 and x0 < x + ops[j + 2] and y < y1 and y0 < y + ops[j + 3]:
+                if ops[j + 4]:
+                    glyph(x, y, ops[j + 2], ops[j + 3], ops[j + 4], ops[j + 5], ops[j + 6], ops[j + 7])
+                else:
+                    cx = max(x, x0)
+                    cy = max(y, y0)
+                    fr(cx, cy, min(x + ops[j + 2], x1) - cx, min(y + ops[j + 3], y1) - cy, ops[j + 7])
+
+    def _add(self, dirty, ops, j):
+        """Mark the box of the op at ops[j] (on screen) dirty: merged with every dirty rect
+        it overlaps or touches into their bounding box [x0, y0, x1, y1] (dirty rects never
+        overlap, so no pixel is painted or sent twice). False when it was dirty already
+        (inside one rect) or is off the screen."""
+        x0 = max(0, ops[j])
+        y0 = max(0, ops[j + 1])
+        x1 = min(self.w, ops[j] + ops[j + 2])
+        y1 = min(self.h, ops[j + 1] + ops[j + 3])
+        if x0 >= x1 or y0 >= y1:
+            return False
+        for d in dirty:
+            if d[0] <= x0 and d[1] <= y0 and x1 <= d[2] and y1 <= d[3]:
+                return False
+        d = [x0, y0, x1, y1]
+        i = 0
+        while i < len(dirty):               # absorb every rect it overlaps or touches
+            e = dirty[i]
+            if d[0] <= e[2] and e[0] <= d[2] and d[1] <= e[3] and e[1] <= d[3]:
+                d[0] = min(d[0], e[0])
+                d[1] = min(d[1], e[1])
+                d[2] = max(d[2], e[2])
+                d[3] = max(d[3], e[3])
+                dirty.pop(i)
+                i = 0
+            else:
+                i += 1
+        dirty.append(d)
+        return True
+
+
+def _touches(ops, j, dirty):
+    x0 = ops[j]
+    y0 = ops[j + 1]
+    x1 = x0 + ops[j + 2]
+    y1 = y0 + ops[j + 3]
+    for d in dirty:
+        if x0 < d[2] and d[0] < x1 and y0 < d[3] and d[1] < y1:
+            return True
+    return False

@@ -7,9 +7,17 @@
 # is 16x16 beside 16x16 ASCII cells, emboldened by a second pass one block to the right so
 # its strokes match the scaled ASCII; in such a line a space is Unifont's half-width one.
 # A character the font lacks draws as a box.
-# `tight` spaces ASCII cells 7 blocks apart instead of 8 (the font leaves column 7 blank, and
-# column 0 of nearly every glyph): big digits then fit where they would not.
+# `tight` spaces ASCII cells 7 blocks apart instead of 8 (the font leaves column 7 blank in
+# most glyphs, and column 0 of nearly every one): big digits then fit where they would not.
 # Only ink is drawn: callers paint the background (bars) first.
+#
+# Glyphs: text() cuts a string into glyphs, each with the box its ink covers, and draws
+# each (glyph()) or, when `record` is set, hands it to record(x, y, w, h, kind, a, b, color)
+# instead (render_fb keeps them to redraw only what changed). A scaled glyph is drawn with
+# one C call: its bitmap at that scale is rendered once into a small 1-bit FrameBuffer and
+# blitted through a one-colour palette (a 48x48 clock digit: 288 bytes, 1 blit instead of
+# 10-30 fill_rects of its pixel runs). Up to CACHE glyphs are kept; then the cache starts
+# over.
 from array import array
 
 import framebuf
@@ -40,22 +48,44 @@ def _runs_table():
     return off, runs
 
 
+ASCII = 1                       # glyph kinds: a = the character code, b = the scale
+WIDE = 2                        # a = the font's glyph index, b = ws | bytes << 4 | bold << 8 (< 0x200)
+BOX = 3                         # a character the font lacks: a rect outline
+CACHE = 48                      # scaled glyphs kept as bitmaps (the clock's and LP's digits)
+
+
 class Writer:
     """Draws strings on `fb`. `font` is the generated module (font_ko) or None (boxes)."""
 
     def __init__(self, fb, font=None):
         self.fb = fb
         self.font = font
+        self.record = None
         self._nglyphs = len(font.CODES) // 2 if font else 0
-        # The built-in font's rows, rendered once: 8 bytes a character, MSB = leftmost pixel.
-        self._ascii = bytearray(8 * (ASCII_LAST - ASCII_FIRST + 1))
+        # The built-in font's rows, rendered once: 8 bytes a character, MSB = leftmost
+        # pixel; and the columns its ink spans, first << 4 | last (0xff: no ink).
+        n = ASCII_LAST - ASCII_FIRST + 1
+        self._ascii = bytearray(8 * n)
+        self._ink = bytearray(n)
         cell = bytearray(8)
         g = framebuf.FrameBuffer(cell, 8, 8, framebuf.MONO_HLSB)
-        for i in range(ASCII_LAST - ASCII_FIRST + 1):
+        for i in range(n):
             g.fill(0)
             g.text(chr(ASCII_FIRST + i), 0, 0, 1)
             self._ascii[8 * i:8 * i + 8] = cell
+            m = 0
+            for b in cell:
+                m |= b
+            first = 0
+            while first < 8 and not m & (0x80 >> first):
+                first += 1
+            last = 7
+            while last > first and not m & (0x80 >> last):
+                last -= 1
+            self._ink[i] = 0xff if first == 8 else first << 4 | last
         self._off, self._runs = _runs_table()
+        self._cache = {}
+        self._pal = {}
 
     # --- measuring -------------------------------------------------------------------
 
@@ -118,13 +148,10 @@ class Writer:
         """Draw `s` with its top-left at (x, y); characters that would pass x + max_w are
         left out. Glyphs are centred in line_h (default: this line's height). Returns the x
         after the last character drawn."""
-        fb = self.fb
+        put = self.record or self.glyph
         line_h = line_h or self.height(s, scale)
         right = x + max_w if max_w else 1 << 30
         wide = self._wide(s)
-        if scale == 1 and line_h == 8 and not tight and not wide and 8 * len(s) <= right - x:
-            fb.text(s, x, y, color)             # the common case, all in C
-            return x + 8 * len(s)
         for ch in s:
             o = ord(ch)
             if o == 0x20 and wide:
@@ -134,11 +161,11 @@ class Writer:
                 w = (7 if tight else 8) * scale
                 if x + w > right:
                     break
-                if scale == 1:
-                    fb.text(ch, x, y + (line_h - 8) // 2, color)
-                else:
-                    self._rows(self._ascii, 8 * (o - ASCII_FIRST), 8, 1, 1,
-                               x, y + (line_h - 8 * scale) // 2, scale, color)
+                ink = self._ink[o - ASCII_FIRST]
+                if ink != 0xff:
+                    first = ink >> 4
+                    put(x + first * scale, y + (line_h - 8 * scale) // 2,
+                        ((ink & 15) - first + 1) * scale, 8 * scale, ASCII, o, scale, color)
             else:
                 ws = scale >> 1 or 1
                 g = self._glyph(o)
@@ -147,20 +174,62 @@ class Writer:
                     break
                 gy = y + (line_h - 16 * ws) // 2
                 if g < 0:
-                    fb.rect(x + ws, gy + 2 * ws, w - 2 * ws, 12 * ws, color)
+                    put(x + ws, gy + 2 * ws, w - 2 * ws, 12 * ws, BOX, 0, 0, color)
                 else:
-                    f = self.font
                     nb = 2 if w > 8 * ws else 1
-                    self._rows(f.GLYPHS, g * f.GLYPH_BYTES, f.HEIGHT, 2, nb, x, gy, ws, color)
-                    if scale > 1:
-                        self._rows(f.GLYPHS, g * f.GLYPH_BYTES, f.HEIGHT, 2, nb, x + ws, gy, ws, color)
+                    bold = 1 if scale > 1 else 0
+                    put(x, gy, (8 * nb + bold) * ws, 16 * ws, WIDE, g, ws | nb << 4 | bold << 8, color)
             x += w
         return x
 
-    def _rows(self, data, at, nrows, stride, nbytes, x, y, scale, color):
-        """Draw a bitmap from data[at:]: nrows rows `stride` bytes apart, the first nbytes of
-        each drawn (MSB = leftmost pixel), every pixel a scale x scale block."""
-        fr = self.fb.fill_rect
+    def glyph(self, x, y, w, h, kind, a, b, color):
+        """Draw one glyph as text() cut it: (x, y, w, h) the box of its ink."""
+        fb = self.fb
+        if kind == BOX:
+            fb.rect(x, y, w, h, color)
+        elif kind == ASCII and b == 1:
+            fb.text(chr(a), x - (self._ink[a - ASCII_FIRST] >> 4), y, color)
+        else:
+            fb.blit(self._bitmap(kind, a, b, w, h), x, y, color ^ 1, self._palette(color))
+
+    def _bitmap(self, kind, a, b, w, h):
+        """The glyph's ink box as a 1-bit FrameBuffer (rendered on first use)."""
+        key = kind << 26 | b << 16 | a
+        bm = self._cache.get(key)
+        if bm is None:
+            if len(self._cache) >= CACHE:
+                self._cache = {}
+            bm = framebuf.FrameBuffer(bytearray((w + 7) // 8 * h), w, h, framebuf.MONO_HLSB)
+            if kind == ASCII:
+                at = 8 * (a - ASCII_FIRST)
+                self._rows(bm, self._ascii, at, 8, 1, 1, -(self._ink[a - ASCII_FIRST] >> 4) * b, 0, b)
+            else:
+                f = self.font
+                ws = b & 15
+                nb = b >> 4 & 15
+                at = a * f.GLYPH_BYTES
+                self._rows(bm, f.GLYPHS, at, f.HEIGHT, 2, nb, 0, 0, ws)
+                if b >> 8:
+                    self._rows(bm, f.GLYPHS, at, f.HEIGHT, 2, nb, ws, 0, ws)
+            self._cache[key] = bm
+        return bm
+
+    def _palette(self, color):
+        """A 2x1 palette mapping the bitmaps' ink (1) to `color` and the rest (0) to
+        color ^ 1, the blit's key (blit compares the key with the colour after the palette)."""
+        pal = self._pal.get(color)
+        if pal is None:
+            pal = framebuf.FrameBuffer(bytearray(4), 2, 1, framebuf.RGB565)
+            pal.pixel(0, 0, color ^ 1)
+            pal.pixel(1, 0, color)
+            self._pal[color] = pal
+        return pal
+
+    def _rows(self, fb, data, at, nrows, stride, nbytes, x, y, scale):
+        """Draw a bitmap from data[at:] on fb in colour 1: nrows rows `stride` bytes apart,
+        the first nbytes of each drawn (MSB = leftmost pixel), every pixel a scale x scale
+        block."""
+        fr = fb.fill_rect
         off = self._off
         runs = self._runs
         for r in range(nrows):
@@ -170,5 +239,5 @@ class Writer:
                     bx = x + 8 * k * scale
                     for i in range(off[b], off[b + 1]):
                         v = runs[i]
-                        fr(bx + (v >> 4) * scale, y, (v & 15) * scale, scale, color)
+                        fr(bx + (v >> 4) * scale, y, (v & 15) * scale, scale, 1)
             y += scale

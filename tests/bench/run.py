@@ -9,7 +9,7 @@
 # (replay crashed, wrong verdict) exits 1.
 #
 # A group is one function in GROUPS taking a Bench (common.py) and yielding metric dicts
-# (common.metric()): core here, firmware (bench_firmware.py), link (bench_link.py), sim
+# (common.metric()): core here, firmware (bench_firmware.py), display (bench_display.py), link (bench_link.py), sim
 # (bench_sim.py), dashboard (bench_dashboard.py) and faults (bench_faults.py). Each runs alone: run.py firmware. A
 # metric may carry a "note" (how it was measured, or why its value is null).
 import json
@@ -25,6 +25,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import (Bench, BenchError, compile_mpy, metric, median_ms,  # noqa: E402
                     package_sources, run_upy)
 import bench_dashboard  # noqa: E402
+import bench_display  # noqa: E402
 import bench_faults  # noqa: E402
 import bench_firmware  # noqa: E402
 import bench_link  # noqa: E402
@@ -185,6 +186,7 @@ def bench_core(b):
 GROUPS = {
     "core": bench_core,
     "dashboard": bench_dashboard.bench_dashboard,
+    "display": bench_display.bench_display,
     "faults": bench_faults.bench_faults,
     "firmware": bench_firmware.bench_firmware,
     "link": bench_link.bench_link,

@@ -1,6 +1,7 @@
 # Raw key levels to intents (core/keys.py): debounce, short/long/hold, chords, rollover,
-# matrix and button scans. Plain test_* functions, bare asserts (pytest and micropython).
-from duelclock.core.keys import Keys, matrix_pressed, buttons_pressed
+# matrix and button reads, the interrupt's EdgeRing. Plain test_* functions, bare asserts
+# (pytest and micropython).
+from duelclock.core.keys import EdgeRing, Keys, buttons_mask, matrix_mask
 
 try:
     from micropython import heap_lock, heap_unlock
@@ -12,12 +13,33 @@ PICO = {"A": ("a", "menu", None), "B": ("b", "turn", None),
         "X+Y": ("back", "undo", None)}
 
 
+class Polled:
+    """Keys whose levels, the names `held()` returns, are sampled into the ring at each
+    scan, at the scan's time: the interrupt and the loop at once."""
+
+    def __init__(self, held, keymap, **kw):
+        self.held = held
+        self.now = 0
+        self.ring = EdgeRing(lambda: self.now, lambda a, b: a - b)
+        self.keys = Keys(keymap, self.ring, **kw)
+
+    def scan(self, t):
+        self.now = t
+        down = self.held()
+        mask = 0
+        for i in range(self.keys.n_phys):
+            if self.keys.names[i] in down:
+                mask |= 1 << i
+        self.ring.sample(t, mask)
+        return self.keys.scan(t)
+
+
 class Rig:
     """Holds a set of keys for a while, scanning every step_ms; logs (t, intent)."""
 
     def __init__(self, keymap, step_ms=10, **kw):
         self.held = ()
-        self.keys = Keys(lambda: self.held, keymap, **kw)
+        self.keys = Polled(lambda: self.held, keymap, **kw)
         self.t = 0
         self.step = step_ms
         self.log = []
@@ -107,7 +129,7 @@ def test_a_chord_is_held_from_its_last_key_down():
     # been down long_ms.
     chords = {"X": ("up", None, None), "Y": ("down", None, None), "X+Y": ("both", None, "hold")}
     held = []
-    keys = Keys(lambda: held, chords, long_ms=100, debounce_ms=50)
+    keys = Polled(lambda: held, chords, long_ms=100, debounce_ms=50)
     held[:] = ["X"]
     assert list(keys.scan(0)) == []
     held[:] = ["X", "Y"]                                 # Y down 3 ms after X
@@ -126,7 +148,7 @@ def test_chord_needs_its_parts_fresh():
 
 def test_a_chord_part_that_is_not_in_the_keymap_is_refused():
     try:
-        Keys(lambda: (), {"X": ("up", None, None), "X+Z": ("back", None, None)})
+        Keys({"X": ("up", None, None), "X+Z": ("back", None, None)}, None)
     except ValueError as e:
         assert "Z" in str(e)
     else:
@@ -170,53 +192,149 @@ class Col:
 LAYOUT = (("1", "2", "3", "A"), ("4", "5", "6", "B"), ("7", "8", "9", "C"), ("*", "0", "#", "D"))
 
 
-def test_matrix_scan_reads_each_key_and_leaves_rows_high():
+BITS = tuple(tuple(1 << (4 * r + c) for c in range(4)) for r in range(4))
+
+
+def test_matrix_mask_reads_each_key_and_leaves_rows_high():
     m = Matrix(4, 4)
-    assert matrix_pressed(m.rows, m.cols, LAYOUT) == []
+    assert matrix_mask(m.rows, m.cols, BITS) == 0
     m.held = [(1, 1)]
-    assert matrix_pressed(m.rows, m.cols, LAYOUT) == ["5"]
+    assert matrix_mask(m.rows, m.cols, BITS) == 1 << 5
     m.held = [(0, 3), (3, 0), (3, 3)]
-    out = []
-    assert matrix_pressed(m.rows, m.cols, LAYOUT, out) is out
-    assert out == ["A", "*", "D"]
+    assert matrix_mask(m.rows, m.cols, BITS) == 1 << 3 | 1 << 12 | 1 << 15
     assert [r.level for r in m.rows] == [1, 1, 1, 1]
-    m.held = [(2, 2)]
-    assert matrix_pressed(m.rows, m.cols, LAYOUT, out) == ["9"]   # refilled, not appended
 
 
 def test_matrix_through_keys():
     m = Matrix(4, 4)
-    keys = Keys(lambda: matrix_pressed(m.rows, m.cols, LAYOUT),
-                {"1": ("1", None, None), "2": ("2", None, None), "#": ("ok", "sign", None)})
+    now = [0]
+    ring = EdgeRing(lambda: now[0], lambda a, b: a - b)
+    keys = Keys({"1": ("1", None, None), "2": ("2", None, None), "#": ("ok", "sign", None)}, ring)
+    bits = tuple(tuple(1 << keys.names.index(k) if k in keys.names else 0 for k in row) for row in LAYOUT)
     got = []
     for t, held in ((0, [(0, 0)]), (30, []), (60, [(0, 1)]), (90, []), (120, [(3, 2)]),
                     (150, [(3, 2)]), (200, [])):
         m.held = held
-        got.extend(keys.scan(t))
-        got.extend(keys.scan(t + 25))
+        for dt in (0, 25):
+            now[0] = t + dt
+            ring.sample(t + dt, matrix_mask(m.rows, m.cols, bits))
+            got.extend(keys.scan(t + dt))
     assert got == ["1", "2", "ok"]
 
 
-def test_buttons_active_low_and_active_high():
-    pins = {"D0": 1, "D1": 0}
-    buttons = (("D0", lambda: pins["D0"], 0), ("D1", lambda: pins["D1"], True))
-    assert buttons_pressed(buttons) == []
-    pins["D0"] = 0
-    pins["D1"] = True
-    out = []
-    assert buttons_pressed(buttons, out) is out and out == ["D0", "D1"]
-    pins["D0"] = 1
-    assert buttons_pressed(buttons, out) == ["D1"]
+# --- keys sampled by an interrupt into an EdgeRing ----------------------------------------
+
+PERIOD = 1 << 30                # ticks_ms wraps here on every MicroPython port
+
+
+def _ticks_diff(a, b):
+    return ((a - b + PERIOD // 2) & (PERIOD - 1)) - PERIOD // 2
+
+
+class Timed:
+    """A board whose timer interrupt samples `held` every tick_ms into an EdgeRing, its
+    ticks_ms starting at `ticks0` (and wrapping), while the loop scans only every scan_ms."""
+
+    def __init__(self, keymap, ticks0=0, tick_ms=5, scan_ms=200, size=32):
+        self.now = 0
+        self.ticks0 = ticks0
+        self.held = 0
+        self.ring = EdgeRing(self.ticks, _ticks_diff, size)
+        self.keys = Keys(keymap, self.ring)
+        self.tick_ms = tick_ms
+        self.scan_ms = scan_ms
+        self.log = []
+
+    def ticks(self):
+        return (self.ticks0 + self.now) & (PERIOD - 1)
+
+    def bit(self, name):
+        return 1 << self.keys.names.index(name)
+
+    def run(self, held, ms):
+        """Hold the keys named in `held` for ms."""
+        mask = 0
+        for name in held:
+            mask |= self.bit(name)
+        end = self.now + ms
+        while self.now < end:
+            self.now += 1
+            if self.now % self.tick_ms == 0:
+                self.ring.sample(self.ticks(), mask)
+            if self.now % self.scan_ms == 0:
+                for intent in self.keys.scan(self.now):
+                    self.log.append((self.now, intent))
+        return self
+
+
+def test_a_late_loop_loses_no_press_sampled_by_the_interrupt():
+    # 10 presses of 60 ms, 60 ms apart, and the loop scans only every 200 ms (a frame, a
+    # flash write): every press counts, in order, at the scan after it.
+    timed = Timed(PICO, scan_ms=200)
+    for _ in range(10):
+        timed.run(("X",), 60).run((), 60)
+    timed.run((), 400)
+    assert [i for _, i in timed.log] == ["up"] * 10
+    assert timed.ring.lost == 0
+
+
+def test_ring_edges_keep_their_times_across_the_ticks_wrap():
+    # ticks_ms wraps 300 ms in; A held 800 ms (long: menu), B tapped: the order and the
+    # long press come out right although both are read in one late scan.
+    r = Timed(PICO, ticks0=PERIOD - 300, scan_ms=2000)
+    r.run((), 100).run(("A",), 800).run((), 100).run(("B",), 80).run((), 1000)
+    assert r.log == [(2000, "menu"), (2000, "b")]
+
+
+def test_ring_bounces_and_chords_from_timestamps():
+    r = Timed(PICO, tick_ms=1, scan_ms=500)
+    for _ in range(3):                              # bounces of 3 ms: nothing
+        r.run(("A",), 3).run((), 3)
+    r.run((), 100)
+    r.run(("X",), 5).run(("X", "Y"), 300).run((), 200)      # X then Y within 5 ms: a chord
+    assert [i for _, i in r.log] == ["back"]
+
+
+def test_a_full_ring_drops_the_newest_edges_and_counts_them():
+    r = Timed({"1": ("1", None, None)}, tick_ms=1, scan_ms=10000, size=4)
+    for _ in range(4):
+        r.run(("1",), 30).run((), 30)
+    assert r.ring.lost == 5                         # 8 edges, 3 slots
+    r.run((), 10000)
+    assert [i for _, i in r.log] == ["1", "1"]
+
+
+def test_buttons_mask_reads_each_button_in_order():
+    pins = {"a": 0, "b": 1, "c": 1}
+    buttons = ((lambda: pins["a"], 0), (lambda: pins["b"], 0), (lambda: pins["c"], 1))
+    assert buttons_mask(buttons) == 0b101
+    pins["a"] = 1
+    assert buttons_mask(buttons) == 0b100
 
 
 if heap_lock is not None:
+    def test_the_interrupts_sampling_allocates_nothing():
+        ring = EdgeRing(lambda: 0, _ticks_diff, 8)
+        pins = [1, 1]
+        buttons = ((lambda: pins[0], 0), (lambda: pins[1], 0))
+        heap_lock()
+        try:
+            for t in range(0, 400, 5):
+                pins[0] = 0 if t % 120 < 60 else 1
+                ring.sample(t, buttons_mask(buttons))
+        finally:
+            heap_unlock()
+        assert ring.head == 7 and ring.lost == 0      # 7 edges stored, none lost
+
     def test_scan_allocates_nothing():
         m = Matrix(4, 4)
-        out = []
+        now = [0]
+        ring = EdgeRing(lambda: now[0], lambda a, b: a - b)
+        keys = Keys({"5": ("5", None, None), "A": ("a", None, "up"), "B": ("b", None, None),
+                     "A+B": ("back", None, None)}, ring)
+        bits = tuple(tuple(1 << keys.names.index(k) if k in keys.names else 0 for k in row)
+                     for row in LAYOUT)
         rows, cols = m.rows, m.cols
-        keys = Keys(lambda: matrix_pressed(rows, cols, LAYOUT, out),
-                    {"5": ("5", None, None), "A": ("a", None, "up"), "B": ("b", None, None),
-                     "A+B": ("back", None, None)})
         script = ([(1, 1)], [(1, 1), (0, 3)], [(0, 3)], [(0, 3), (1, 3)], [],
                   [(0, 3), (1, 3)], [])
         got = []
@@ -224,8 +342,10 @@ if heap_lock is not None:
         for held in script:                 # 600 ms each
             m.held = held
             for _ in range(60):
+                now[0] = t
                 heap_lock()
                 try:
+                    ring.sample(t, matrix_mask(rows, cols, bits))
                     intents = keys.scan(t)
                 finally:
                     heap_unlock()

@@ -1,6 +1,6 @@
 # The table's input flows (ui.py) and what the screens show (view.py).
 from duelclock.core.ui import Ui, PIN_TRIES
-from duelclock.core.view import build
+from duelclock.core.view import build, same
 from duelclock.core.record import check_event
 from duelclock.core.sign import pin_hash
 
@@ -331,3 +331,15 @@ def test_the_judge_menu_stays_open_after_the_match():
         {"p": "B", "kind": "duel_loss", "code": "deck_size", "after_match": True}]
     assert ui.match.verdict()["result"] == "A"
     assert ui.sheet.sections[-1].rows[-1][0] == "penalty"
+
+
+def test_a_screen_is_the_same_until_a_second_or_a_key_changes_it():
+    # The app draws no frame while same(): the view model must see every visible change.
+    ui, _ = _table()
+    _keys(ui, 60000, "a", "a")
+    s = build(ui, 61001, 4)                             # 43:58 left, turn 0:01
+    assert same(build(ui, 61999, 4), s) and not same(s, None)
+    assert not same(build(ui, 62000, 4), s)             # the turn clock's second
+    assert not same(build(ui, 61001, 5), s)             # the sync age in the status line
+    ui.key("a", 61500)                                  # LP entry
+    assert not same(build(ui, 61500, 4), s)

@@ -15,7 +15,7 @@ import glob
 import os
 
 from duelclock.core.jsonio import dumps_event
-from duelclock.core.keys import Keys
+from duelclock.core.keys import EdgeRing, Keys
 from duelclock.core.replay import Replay
 from duelclock.core.sign import pin_hash
 from duelclock.core.ui import Ui
@@ -50,8 +50,20 @@ class KeysTarget:
         phys = sorted(k for k in keymap if "+" not in k)
         debounce, long_ms = rng.choice((0, 5, 20, 50)), rng.choice((100, 700))
         held = []
-        keys = Keys(lambda: held, keymap, long_ms=long_ms, repeat_ms=rng.choice((30, 150)),
+        now = [0]
+        ring = EdgeRing(lambda: now[0], lambda a, b: a - b)
+        keys = Keys(keymap, ring, long_ms=long_ms, repeat_ms=rng.choice((30, 150)),
                     debounce_ms=debounce)
+
+        def scan(t):
+            """The levels in `held` read at t (by the interrupt), then the scan at t."""
+            now[0] = t
+            mask = 0
+            for i in range(keys.n_phys):
+                if keys.names[i] in held:
+                    mask |= 1 << i
+            ring.sample(t, mask)
+            return keys.scan(t)
         owner = {}                                   # intent -> the keymap entry giving it
         for k, acts in keymap.items():
             for a in acts:
@@ -69,21 +81,28 @@ class KeysTarget:
             t += rng.choice((0, 1, 3, 10, 15, 20, 40, 200, long_ms, 3 * long_ms))
             held[:] = [k for k in phys if rng.random() < 0.3] + (["??"] if rng.random() < 0.05 else [])
             new_down = []
-            for k in phys:
-                r = k in held
-                if r != raw[k]:
-                    raw[k], raw_ms[k] = r, t
-                if r != level[k] and t - raw_ms[k] >= debounce:
-                    level[k] = r
-                    if r:
-                        presses[k] += 1
-                        down_since[k] = raw_ms[k]
-                        new_down.append(k)
+            long_ok = set()
+            # Time passes to t with the old readings (the ring's edge comes at t), then the
+            # new reading.
+            for reading in (dict(raw), dict((k, k in held) for k in phys)):
+                for k in phys:
+                    r = reading[k]
+                    if r != raw[k]:
+                        raw[k], raw_ms[k] = r, t
+                    if r != level[k] and t - raw_ms[k] >= debounce:
+                        level[k] = r
+                        if r:
+                            presses[k] += 1
+                            down_since[k] = raw_ms[k]
+                            new_down.append(k)
+                for c in keymap:                     # held long enough for a hold at t
+                    if all(level[p] and t - down_since[p] >= long_ms for p in c.split("+")):
+                        long_ok.add(c)
             for c in keymap:
                 if "+" in c and all(level[p] for p in c.split("+")) and \
                         any(p in new_down for p in c.split("+")):
                     presses[c] += 1
-            out = list(keys.scan(t))
+            out = list(scan(t))
             for intent in out:
                 if intent not in owner:
                     raise Corrupt("%s: intent %r is not in the keymap" % (name, intent))
@@ -92,8 +111,7 @@ class KeysTarget:
                     continue
                 short, long_, hold = keymap[k]
                 if intent == hold and intent != long_:
-                    parts = k.split("+")
-                    if not all(level[p] and t - down_since[p] >= long_ms for p in parts):
+                    if k not in long_ok:
                         raise Corrupt("%s: hold %r before %d ms down" % (name, intent, long_ms))
                 else:
                     fired[k] += 1
@@ -103,15 +121,15 @@ class KeysTarget:
         held[:] = []
         for _ in range(3):
             t += debounce + long_ms
-            keys.scan(t)
+            scan(t)
         k = rng.choice([p for p in phys if keymap[p][0] is not None])
         held[:] = [k]
         got = []
         for step in (0, debounce, debounce + 5):
-            got += keys.scan(t + step)
+            got += scan(t + step)
         held[:] = []
         for step in (debounce + 10, 2 * debounce + 20):
-            got += keys.scan(t + step)
+            got += scan(t + step)
         if got != [keymap[k][0]]:
             raise Corrupt("%s: a clean press of %s gave %r" % (name, k, got))
         return name

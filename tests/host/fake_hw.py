@@ -1,7 +1,8 @@
 """Stand-in hardware for importing boards/<BOARD>/board.py under CPython.
 
 install(monkeypatch) puts fake modules into sys.modules -- machine, framebuf, ssd1306, network
-(MicroPython) and board, digitalio, usb_cdc, wifi, adafruit_max1704x (CircuitPython) -- and
+(MicroPython) and board, digitalio, keypad, supervisor, usb_cdc, wifi, adafruit_max1704x
+(CircuitPython) -- and
 returns the World they share: the electrical facts a board file has to get right.
 
 A button joins a pin to GND or to 3V3; a keypad key joins a row pin to a column pin. An input
@@ -40,9 +41,16 @@ class World:
         self.wifi_polls = 0     # isconnected() calls before the station is up; -1: never
         self.wifi_ok = True     # CircuitPython's wifi.radio.connect succeeds
         self.resets = 0         # machine.reset / microcontroller.reset calls
+        self.ms = 0             # time.ticks_ms (before it wraps)
+        self.timers = []        # machine.Timer objects with a callback
 
     def reset(self):
         self.resets += 1
+
+    def tick(self):
+        """The timers' interrupts fire now."""
+        for t in self.timers:
+            t.callback(t)
 
     def button(self, name, pin_id, to):
         (self.to_gnd if to == "gnd" else self.to_vcc)[pin_id] = name
@@ -110,6 +118,16 @@ class Pin:
 
     def drives_high(self):
         return self.mode == Pin.OUT and self.out == 1
+
+
+class Timer:
+    world = None
+    ONE_SHOT = 0
+    PERIODIC = 1
+
+    def __init__(self, id=-1, *, mode=PERIODIC, period=-1, callback=None, hard=None):
+        self.id, self.mode, self.period, self.callback = id, mode, period, callback
+        self.world.timers.append(self)
 
 
 class SPI:
@@ -184,8 +202,17 @@ class SSD1306_I2C(FrameBuffer):
     def __init__(self, width, height, i2c, addr=0x3C, external_vcc=False):
         super().__init__(bytearray(width * height // 8), width, height, 0)
         self.i2c, self.addr = i2c, addr
+        self.buffer = self.buf                  # micropython-lib's name for it
         self.shown = 0
         self.contrast_level = None
+        self.cmds = []
+        self.data = []
+
+    def write_cmd(self, c):
+        self.cmds.append(c)
+
+    def write_data(self, b):
+        self.data.append(bytes(b))
 
     def show(self):
         self.shown += 1
@@ -220,6 +247,35 @@ class WLAN:
 class CPin:
     def __init__(self, name):
         self.name = name
+
+
+class KeypadEvent:
+    def __init__(self, key_number=0, pressed=True):
+        self.key_number, self.pressed, self.timestamp = key_number, pressed, 0
+
+
+class Keypad:
+    """keypad.Keys: its pins read through the World (pull=True pulls away from
+    value_when_pressed, as CircuitPython does); events come out of get_into as the levels
+    change, stamped with supervisor.ticks_ms."""
+    world = None
+
+    def __init__(self, pins, *, value_when_pressed, pull=True, interval=0.02, max_events=64):
+        self.ids = [p.name for p in pins]
+        self.pressed_level = bool(value_when_pressed)
+        self.pull = ("down" if value_when_pressed else "up") if pull else None
+        self.down = [False] * len(pins)
+        self.events = self
+
+    def get_into(self, ev):
+        for i, pin_id in enumerate(self.ids):
+            now = bool(self.world.level(pin_id, self.pull)) == self.pressed_level
+            if now != self.down[i]:
+                self.down[i] = now
+                ev.key_number, ev.pressed = i, now
+                ev.timestamp = self.world.ms & ((1 << 29) - 1)
+                return True
+        return False
 
 
 class DigitalInOut:
@@ -302,7 +358,7 @@ def _module(name, **attrs):
 def install(monkeypatch):
     """Fresh fakes in sys.modules (restored when the test ends); the World they share."""
     world = World()
-    for cls in (Pin, SPI, PWM, ADC, WLAN, DigitalInOut, MAX17048):
+    for cls in (Pin, SPI, PWM, ADC, WLAN, DigitalInOut, MAX17048, Timer, Keypad):
         monkeypatch.setattr(cls, "world", world)
 
     def disable_irq():
@@ -318,7 +374,7 @@ def install(monkeypatch):
             raise ConnectionError("no network")
 
     mods = {
-        "machine": _module("machine", Pin=Pin, SPI=SPI, I2C=I2C, PWM=PWM, ADC=ADC,
+        "machine": _module("machine", Pin=Pin, SPI=SPI, I2C=I2C, PWM=PWM, ADC=ADC, Timer=Timer,
                            disable_irq=disable_irq, enable_irq=enable_irq, reset=world.reset),
         "microcontroller": _module("microcontroller", reset=world.reset),
         "framebuf": _module("framebuf", FrameBuffer=FrameBuffer, MONO_VLSB=0, RGB565=1,
@@ -331,10 +387,18 @@ def install(monkeypatch):
                              Pull=types.SimpleNamespace(UP="up", DOWN="down"),
                              Direction=types.SimpleNamespace(INPUT="in", OUTPUT="out")),
         "usb_cdc": _module("usb_cdc", data=Serial(), console=Serial()),
+        "keypad": _module("keypad", Keys=Keypad, Event=KeypadEvent),
+        "supervisor": _module("supervisor", ticks_ms=lambda: world.ms & ((1 << 29) - 1)),
         "wifi": _module("wifi", radio=types.SimpleNamespace(connect=connect)),
         "adafruit_max1704x": _module("adafruit_max1704x", MAX17048=MAX17048),
     }
     for name, mod in mods.items():
         monkeypatch.setitem(sys.modules, name, mod)
     monkeypatch.setattr(time, "sleep", world.slept.append)
+    monkeypatch.setattr(time, "ticks_ms", lambda: world.ms & (PERIOD - 1), raising=False)
+    monkeypatch.setattr(time, "ticks_diff", lambda a, b: ((a - b + PERIOD // 2) & (PERIOD - 1)) - PERIOD // 2,
+                        raising=False)
     return world
+
+
+PERIOD = 1 << 30                # MicroPython's ticks wrap

@@ -216,3 +216,13 @@ def test_mqtt_tables_take_a_signed_round_and_report_its_state():
         if host is not None:
             host.close()
         broker.stop()
+
+
+# --- the display group's tools (the group itself runs the app loop for about 20 s) ---------
+
+def test_frame_counter_counts_calls_and_bytes_of_a_mono_frame():
+    import bench_display
+    f = bench_display._upy("upy_frames.py", [128, 64, 1])
+    assert f["full_bytes"] == 1024 and f["lp_key"]["frames"] == 55
+    for name in ("lp_key", "clock_tick"):
+        assert 0 < f[name]["bytes"] <= 1024 and f[name]["calls"] > 0

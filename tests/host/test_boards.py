@@ -169,14 +169,18 @@ def test_no_chord_joins_the_two_players_keys(name, monkeypatch):
 
 
 def _press(b, world, keys, ms, t):
-    """Hold `keys` for ms, then let go for 100 ms, scanning every 10 ms from t."""
+    """Hold `keys` for ms, then let go for 100 ms, the board's timer interrupts firing
+    every 5 ms (where it has them) and a scan every 10 ms from t."""
     got = []
     for held, span in ((set(keys), ms), (set(), 100)):
         world.held = held
         end = t + span
         while t < end:
-            got += b.keys.scan(t)
-            t += 10
+            world.ms = t
+            world.tick()
+            if t % 10 == 0:
+                got += b.keys.scan(t)
+            t += 5
     return got, t
 
 
@@ -228,6 +232,22 @@ def _commands(log, cs, dc):
         else:
             out[-1] = (out[-1][0], out[-1][1] + data)
     return out
+
+
+@pytest.mark.parametrize("name", ["RPI_PICO_W", "ESP32_GENERIC"])
+def test_keys_are_sampled_by_a_periodic_timer_into_a_ring(name, monkeypatch):
+    b, world = load(name, monkeypatch)
+    assert [(t.mode, t.period) for t in world.timers] == [(fake_hw.Timer.PERIODIC, b.KEY_SAMPLE_MS)]
+    assert b.keys.ring is b._ring
+    key = sorted(k for k in b.KEYMAP if "+" not in k)[0]
+    world.held = {key}
+    world.ms = 100
+    world.tick()
+    world.held = set()
+    world.ms = 160
+    world.tick()                                        # a 60 ms press, and nobody scanned
+    world.ms = 400
+    assert b.keys.scan(400) == [b.KEYMAP[key][0]]
 
 
 def test_pico_w_reads_vsys_with_the_wifi_chips_pins_borrowed(monkeypatch):
@@ -283,11 +303,16 @@ def test_esp32_keypad_rows_never_short_and_display_dims_by_contrast(monkeypatch)
     b, world = load("ESP32_GENERIC", monkeypatch)
     assert all(world.pins[r].mode == fake_hw.Pin.OPEN_DRAIN for r in KEYPAD_ROWS)
     world.held = {"1", "4", "7", "*"}                      # one column, every row
-    assert sorted(b.keys.pressed()) == ["*", "1", "4", "7"]
+    b._sample(None)
+    assert [k for i, k in enumerate(b.keys.names) if b._ring.mask >> i & 1] == ["*", "1", "4", "7"]
     oled = b.display.fb
     assert (oled.i2c.sda.id, oled.i2c.scl.id, oled.addr) == (21, 22, 0x3C)
     b.display.show()
     assert oled.shown == 1
+    oled.buffer[:] = bytes(i & 255 for i in range(1024))
+    b.display.show([(10, 5, 4, 12)])                       # rows 5-16: pages 0-2
+    assert oled.shown == 1 and oled.cmds == [0x21, 10, 13, 0x22, 0, 2]
+    assert oled.data == [bytes(oled.buffer[p * 128 + 10:p * 128 + 14]) for p in (0, 1, 2)]
     b.display.backlight(0.5)
     assert oled.contrast_level == 127
     b.display.backlight(0)
@@ -484,6 +509,11 @@ def test_mpremote_mip_installs_the_package(monkeypatch, tmp_path, capsys):
 
 # --- SIM, under the MicroPython unix port ---------------------------------------------------
 
+def test_st7789_windows_under_micropython():
+    r = run_upy(["tests/upy_run.py", "tests/upy", "test_st7789"], extra_path=["tests/upy"], timeout=60)
+    assert r.returncode == 0 and " 0 failed" in r.stdout, r.stdout + r.stderr
+
+
 def test_sim_board_under_micropython():
     r = run_upy(["tests/upy_run.py", "tests/upy", "test_board_sim"],
                 extra_path=["boards/SIM", "tests/upy"], timeout=60)
@@ -530,3 +560,17 @@ def test_sim_desk_link_on_stdio_is_pollable_and_does_not_wait():
     finally:
         p.kill()
         p.wait()
+
+
+@pytest.mark.parametrize("name", HW_BOARDS)
+def test_the_maintenance_keys_held_at_power_on_are_seen_through_the_wiring(name, monkeypatch):
+    # app.main asks keys.pressed() once, before the first scan: the interrupt's (or
+    # keypad's) newest sample, not a debounced press.
+    b, world = load(name, monkeypatch)
+    world.held = set(b.MAINTENANCE_KEYS)
+    world.tick()
+    assert sorted(b.keys.pressed()) == sorted(b.MAINTENANCE_KEYS)
+    world.held = {b.MAINTENANCE_KEYS[0]}
+    world.ms += 5
+    world.tick()
+    assert b.keys.pressed() == [b.MAINTENANCE_KEYS[0]]

@@ -57,7 +57,7 @@ def test_missing_glyph_is_a_box_and_long_text_is_cut(dio):
     r = render_dio.DioRenderer(W, H, font)
     assert r.width("\u263a", 1) == r.width(render_dio.BOX, 1) > 0
     assert r.text("ABCDEFGH", 0, 0, 2, 0xffffff, 40) == 32           # two 16-px cells fit
-    assert r.group[-1].text == "AB"
+    assert r._labels[0].text == "AB"                                # the label it took
 
 
 def test_render_dio_imports_without_displayio():
@@ -76,6 +76,31 @@ def test_every_state_has_goldens():
     for state, _ in screens.STATES:
         for prefix in ("dio_240x135", "fb_240x135", "fb_128x64"):
             assert "%s_%s.png" % (prefix, state) in names
+
+
+@pytest.mark.skipif(UPDATE, reason="compares with the goldens")
+def test_a_clock_tick_refreshes_the_clock_not_the_screen(dio):
+    render_dio, cap, font = dio
+    display = cap.capture_display(W, H)
+    r = render_dio.DioRenderer(W, H, font)
+    display.root_group = r.group
+    ui = screens._in_duel()
+    t = 9 * screens.MIN + 12 * screens.SEC                  # 35:48 left: one digit changes
+    bus = display.bus
+    for _ in range(2):                  # Blinka's first refresh after the first leaves some
+        r.draw(screens.build(ui, t, screens.SYNC_S))        # areas dirty: then steady
+        cap.screenshot(display)
+    bus.written = 0
+    r.draw(screens.build(ui, t, screens.SYNC_S))
+    cap.screenshot(display)
+    assert bus.written == 0                                 # nothing changed: nothing sent
+    r.draw(screens.build(ui, t + screens.SEC, screens.SYNC_S))
+    shot = cap.screenshot(display)
+    assert 0 < bus.written < W * H * 2 // 4, bus.written     # the clock's label (14 KB)
+    full = cap.capture_display(W, H)
+    fresh = render_dio.DioRenderer(W, H, font)
+    full.root_group = fresh.draw(screens.build(ui, t + screens.SEC, screens.SYNC_S))
+    assert list(cap.screenshot(full).getdata()) == list(shot.getdata())
 
 
 def test_pools_grow_when_a_screen_needs_more(dio, monkeypatch):

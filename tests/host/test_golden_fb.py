@@ -44,3 +44,10 @@ def test_draw_time_is_reported(drawn):
     for size in ("240x135", "128x64"):
         line = [l for l in stdout.splitlines() if l.startswith("draw_ms %s" % size)]
         assert line and float(line[0].split()[3]) < 2.0, stdout   # lp_entry_to_frame budget
+
+
+def test_render_fb_tests_under_micropython():
+    # tests/upy/test_render_fb.py's own tests: the writer, flash, the menu cursor, and
+    # partial drawing composing what a full draw paints, from every state to every other.
+    r = run_upy(["tests/upy_run.py", "tests/upy", "test_render_fb"], extra_path=["tests/upy"])
+    assert r.returncode == 0 and " 0 failed" in r.stdout, r.stdout + r.stderr

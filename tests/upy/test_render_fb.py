@@ -109,6 +109,73 @@ if framebuf is not None:
         assert best >= 2 * 9, "the cursor bar should hold two 1x lines, got %d rows" % best
 
 
+    def test_drawing_state_after_state_composes_what_a_full_draw_paints():
+        # Partial drawing: from every golden state to every other, the buffer must hold
+        # exactly what painting the second state's every op in order gives.
+        shots = [(name, make()) for name, make in screens.STATES]
+        for w, h, mono in SIZES:
+            ref_buf, _, ref = screen(w, h, mono)
+            buf, _, r = screen(w, h, mono)
+            partial = 0
+            for name, s in shots:
+                ref.plan(s)                                 # the whole screen in one window:
+                ref.paint((0, 0, w, h))                     # every op in order
+                want = bytes(ref_buf)
+                for before, b in shots:
+                    r.draw(b)
+                    if 0 < _area(r.draw(s)) < w * h:
+                        partial += 1
+                    assert buf == want, "%s after %s at %dx%d" % (name, before, w, h)
+                assert r.draw(s) == []                      # nothing changed: nothing to send
+            assert partial > 0, "no draw was partial at %dx%d" % (w, h)
+
+    def test_a_clock_tick_repaints_and_sends_a_few_glyphs():
+        for w, h, mono in SIZES:
+            buf, fb, r = screen(w, h, mono)
+            ui = screens._in_duel()
+            t = 9 * screens.MIN + 12 * screens.SEC          # 35:48 left: one digit changes
+            r.draw(screens.build(ui, t, screens.SYNC_S))
+            windows = r.draw(screens.build(ui, t + screens.SEC, screens.SYNC_S + 1))
+            assert 0 < _area(windows) < w * h // 10, "%dx%d: %s" % (w, h, windows)
+            full = bytes(buf)
+            r.__init__(fb, w, h, mono)
+            r.draw(screens.build(ui, t + screens.SEC, screens.SYNC_S + 1))
+            assert buf == full
+
+
+    def test_the_op_store_grows_for_a_busy_screen():
+        import duelclock.render_fb as rf
+        keep = rf.OPS
+        for w, h, mono in SIZES:
+            want_buf, _, want = screen(w, h, mono)
+            rf.OPS = 2                                  # room for 2 ops: grown on the way
+            try:
+                buf, _, r = screen(w, h, mono)
+            finally:
+                rf.OPS = keep
+            for name, make in screens.STATES:
+                s = make()
+                want.draw(s)
+                r.draw(s)
+                assert r.n == want.n and buf == want_buf, name
+
+    def test_windows_are_bands_the_loop_can_wait_between():
+        from duelclock.render_fb import BAND_PX
+        for w, h, mono in SIZES:
+            buf, fb, r = screen(w, h, mono)
+            windows = r.draw(screens.home())
+            assert len(windows) > 2 and _area(windows) == w * h
+            for x, y, ww, hh in windows:                # taller where a glyph would be cut
+                assert ww * hh <= w * h // 2 and (ww * hh <= BAND_PX or hh > 8), windows
+
+
+def _area(windows):
+    a = 0
+    for x, y, w, h in windows:
+        a += w * h
+    return a
+
+
 def _median(xs):
     xs = sorted(xs)
     return xs[len(xs) // 2]

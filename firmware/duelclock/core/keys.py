@@ -1,9 +1,8 @@
 # Physical keys in, UI intents out. Pure: the caller passes now_ms, a millisecond count that
 # only grows (the app's own clock, not a raw ticks_ms that wraps after 2**30 ms).
 #
-# A board gives `pressed`, a callable returning the names of the keys held now (a set, tuple
-# or list; like Hinch's and Adafruit's buttons, a key is just something callable), and its
-# KEYMAP: name -> (short, long or None, hold or None). A name "X+Y" is a chord: X and Y held
+# A board gives its KEYMAP: name -> (short, long or None, hold or None), and an EdgeRing
+# that its key reading fills. A name "X+Y" is a chord: X and Y held
 # together. Each key (and each chord) runs this machine once its level has been stable for
 # debounce_ms; times count from the first reading of the new level:
 #
@@ -16,6 +15,13 @@
 # A key with neither long nor hold that is in no chord skips PENDING: short on press. The
 # rollover rule keeps typing order when a finger lands before the previous one lifts. A
 # chord releases when any of its parts does; the parts stay SPENT until they are released.
+#
+# Sampled on time (design decision 9): the key levels are read by a timer interrupt every
+# few ms whatever the loop is doing (EdgeRing.sample: a change of the bit mask is stored
+# with its ticks_ms, allocation-free; buttons_mask and matrix_mask read the pins), or come
+# timestamped from CircuitPython's keypad, and scan() replays the stored edges at their own
+# times before the present: a 60 ms press that came and went while a frame was drawn is
+# debounced and counted as if it had been polled.
 #
 # scan() is called every 10-20 ms on a board and allocates nothing while at most 4 intents
 # come out of one scan (measured under micropython.heap_lock in tests/core/test_keys.py):
@@ -35,9 +41,46 @@ HELD = 2        # long or hold fired: only hold repeats follow
 SPENT = 3       # taken by a chord or by rollover: nothing more until released
 
 
+class EdgeRing:
+    """Key edges stamped by an interrupt. sample(ticks, mask) is the interrupt's body: the
+    held keys as a bit mask (bit i: Keys.names[i]) and the ticks_ms it was read at; a
+    change is stored in `size` - 1 slots; when they are full, changes are counted in `lost`
+    and the level they end at is stored once there is room. Ints
+    into preallocated lists: no allocation, so it may run as a hard interrupt. `ticks`
+    and `diff` are the board's time.ticks_ms and time.ticks_diff."""
+
+    def __init__(self, ticks, diff, size=32):
+        self.ticks = ticks
+        self.diff = diff
+        self.size = size
+        self.t = [0] * size         # small ints into list slots: no allocation
+        self.m = [0] * size
+        self.head = 0               # next slot to write (the interrupt's)
+        self.tail = 0               # next slot to read (scan's)
+        self.mask = 0               # the newest mask stored
+        self.seen = 0               # the newest mask read
+        self.lost = 0               # edges not stored: the ring was full
+
+    def sample(self, ticks, mask):
+        if mask == self.mask and mask == self.seen:
+            return
+        edge = mask != self.seen
+        self.seen = mask
+        nxt = (self.head + 1) % self.size
+        if nxt == self.tail:            # full: the level is stored once there is room
+            if edge:
+                self.lost += 1
+            return
+        if mask != self.mask:
+            self.t[self.head] = ticks
+            self.m[self.head] = mask
+            self.mask = mask
+            self.head = nxt
+
+
 class Keys:
-    def __init__(self, pressed, keymap, long_ms=700, repeat_ms=150, debounce_ms=20):
-        self.pressed = pressed
+    def __init__(self, keymap, ring, long_ms=700, repeat_ms=150, debounce_ms=20):
+        self.ring = ring
         self.long_ms = long_ms
         self.repeat_ms = repeat_ms
         self.debounce_ms = debounce_ms
@@ -71,6 +114,7 @@ class Keys:
         self.level = [False] * n_phys   # debounced level
         self.raw = [False] * n_phys     # last reading
         self.raw_ms = [0] * n_phys      # when the reading last changed
+        self.raw_mask = 0               # the last reading, bit i: key i
         self.edge = [0] * n_phys        # this scan: 1 pressed, -1 released
         self.state = [UP] * total
         self.t0 = [0] * total           # press (or chord) time
@@ -79,19 +123,38 @@ class Keys:
         self.born = [0] * total         # scan_no of the press: same-scan presses are one chord
         self.out = []
 
+    def pressed(self):
+        """The names of the physical keys held at the ring's newest sample (the maintenance
+        keys at power-on: the board's interrupt samples from its import on)."""
+        m = self.ring.seen
+        return [self.names[i] for i in range(self.n_phys) if m >> i & 1]
+
     def scan(self, now_ms):
         """The intents since the last scan, in order (a reused list: read it before the
         next scan)."""
         out = self.out
         _empty(out)
         self.scan_no += 1
-        down = self.pressed()
+        ring = self.ring
+        now_ticks = ring.ticks()
+        while ring.tail != ring.head:
+            i = ring.tail
+            t = now_ms - ring.diff(now_ticks, ring.t[i])
+            self._step(t, self.raw_mask)          # time passes with the old levels
+            self._step(t, ring.m[i])              # then the edge
+            ring.tail = (i + 1) % ring.size
+        self._step(now_ms, self.raw_mask)
+        return out
+
+    def _step(self, now_ms, mask):
+        """Key levels `mask` read at now_ms: debounce, then releases, presses, timers."""
+        self.raw_mask = mask
         n = self.n_phys
         level = self.level
         raw = self.raw
         edge = self.edge
         for i in range(n):
-            r = self.names[i] in down
+            r = mask >> i & 1 == 1
             if r != raw[i]:
                 raw[i] = r
                 self.raw_ms[i] = now_ms
@@ -109,7 +172,6 @@ class Keys:
             if edge[i] > 0 and self.state[i] == UP:
                 self._press(i)
         self._timers(now_ms)
-        return out
 
     def _release(self, k):
         if self.state[k] == PENDING:
@@ -164,40 +226,36 @@ class Keys:
                 self.next_ms[k] = nxt if nxt > now_ms else now_ms + self.repeat_ms
 
 
-def matrix_pressed(rows, cols, layout, out=None):
-    """The names held on a key matrix: each row pin is driven low in turn and the column pins
-    (inputs with pull-ups) read low where a key joins them. Rows should be open-drain (or
-    inputs between scans) so two keys in one column never short a high row to a low one.
-    layout[r][c] names the key at row r, column c (tuples of str: indexing a str allocates).
-    Fills and returns `out` when given. Without diodes, three keys on a rectangle also
-    report the fourth corner."""
-    if out is None:
-        out = []
-    else:
-        _empty(out)
+def matrix_mask(rows, cols, bits):
+    """The held keys on a key matrix as a bit mask: each row pin is driven low in turn and
+    the column pins (inputs with pull-ups) read low where a key joins them. Rows should be
+    open-drain (or inputs between scans) so two keys in one column never short a high row
+    to a low one. bits[r][c] is the bit of the key at row r, column c (0: none; tuples).
+    Without diodes, three keys on a rectangle also report the fourth corner.
+    Allocation-free: an interrupt may call it."""
+    m = 0
     for r in range(len(rows)):
         row = rows[r]
         row.value(0)
-        names = layout[r]
+        b = bits[r]
         for c in range(len(cols)):
             if not cols[c].value():
-                out.append(names[c])
+                m |= b[c]
         row.value(1)
-    return out
+    return m
 
 
-def buttons_pressed(buttons, out=None):
-    """The names held among plain buttons: `buttons` holds (name, level, active) where
-    level() reads the pin and the button is held while it equals `active` (0 for a button
-    to ground with a pull-up). Fills and returns `out` when given."""
-    if out is None:
-        out = []
-    else:
-        _empty(out)
+def buttons_mask(buttons):
+    """The held keys among plain buttons as a bit mask (bit i: buttons[i]), for
+    EdgeRing.sample: `buttons` holds (level, active) in Keys.names order, level() reading
+    the pin. Allocation-free: an interrupt may call it."""
+    m = 0
+    bit = 1
     for b in buttons:
-        if b[1]() == b[2]:
-            out.append(b[0])
-    return out
+        if b[0]() == b[1]:
+            m |= bit
+        bit <<= 1
+    return m
 
 
 def _empty(lst):

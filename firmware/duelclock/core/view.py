@@ -39,6 +39,11 @@ class Screen:
         self.dim = False
 
 
+def same(a, b):
+    """Do Screens a and b show the same (b may be None)? The app draws no frame when so."""
+    return b is not None and a.__dict__ == b.__dict__
+
+
 def build(ui, now_ms, sync_age_s=None, battery_pct=None, flash=False, idle_dim_ms=120000):
     s = Screen()
     m = ui.match

@@ -1,0 +1,276 @@
+# The table's real app loop (duelclock.app: its Table and its keys, frame and link tasks)
+# under the MicroPython unix port, on a board whose display is as slow as the chip's, for
+# the display bench (tests/bench/bench_display.py). MICROPYPATH: the firmware, tests/upy,
+# .frozen.
+#
+#   micropython upy_loop.py typing     keys at fast-typing speed: the Pico W's keys (A, B, X,
+#                                      Y; core.keys.Keys) pressed by a schedule of levels in
+#                                      time; A opens LP entry, X (+100) 60 ms down / 60 ms up
+#                                      ten times, A confirms; three times. Read as the Pico
+#                                      W's board.py reads them: a timer interrupt every
+#                                      KEY_SAMPLE_MS into an EdgeRing; here the interrupt is a
+#                                      thread (the unix port has no machine.Timer), which
+#                                      runs while the loop is held as an interrupt would
+#   micropython upy_loop.py idle S     S seconds with nobody at the keys
+#
+# Both with the round running (the desk's round command at boot), the clock ticking and the
+# link syncing (a desk on the link answers every sync request at once). The renderer stands
+# in for the chip's: painting a window holds the loop DELAY_FULL_MS for a whole 240x135
+# frame (what the emulated RP2040 shows for building, drawing and sending one) and the same
+# per pixel for part of one. A task that asks to wake every ms measures the longest time the loop is held.
+# Prints one JSON line: typing: {"pressed", "registered", "held_max_ms", "frames"};
+# idle: {"frames", "bytes", "alloc", "seconds", "held_max_ms"} (alloc: bytes allocated,
+# the collector off).
+import _thread
+import asyncio
+import gc
+import json
+import sys
+import time
+
+from ramdisk import RAMDisk
+from duelclock import app
+from duelclock.core.keys import EdgeRing, Keys, buttons_mask
+from duelclock.core.wire import Encoder
+
+KEY = b"bench-event-key-0123456789abcdef"
+TBL = 7
+W, H = 240, 135
+DELAY_FULL_MS = 75
+FULL_BYTES = W * H * 2
+KEYMAP = {"A": ("a", "menu", None), "B": ("b", "turn", None), "X": ("up", None, "up_fast"),
+          "Y": ("down", None, "down_fast"), "X+Y": ("back", "undo", None)}
+BURSTS = 3
+PRESSES = 10
+TYPE_DOWN_MS = 60
+TYPE_UP_MS = 60
+SLOW_MS = 200                   # A: down and up this long (opens and confirms the entry)
+KEY_SAMPLE_MS = 5               # as boards/RPI_PICO_W
+
+
+class Clock:
+    """The board's ms since boot (unwrapped), as app.Unwrap gives it."""
+
+    def __init__(self):
+        self.t0 = time.ticks_ms()
+
+    def __call__(self):
+        return time.ticks_diff(time.ticks_ms(), self.t0)
+
+
+class Panel:
+    """A 240x135 RGB565 display; counts the bytes and windows sent (`shows`) and the
+    frames (a plan with windows)."""
+    swap = True
+
+    def __init__(self):
+        import framebuf
+        self.buf = bytearray(FULL_BYTES)
+        self.fb = framebuf.FrameBuffer(self.buf, W, H, framebuf.RGB565)
+        self.frames = 0
+        self.shows = 0
+        self.sent = 0
+
+    def show(self, windows):
+        n = 0
+        for x, y, w, h in windows:
+            n += 2 * w * h
+        self.shows += len(windows)
+        self.sent += n
+
+    def backlight(self, level):
+        pass
+
+
+class Desk:
+    """The link: the round command once the table says hello, and an answer to every sync
+    request as soon as it is sent (desk time = the table's clock)."""
+
+    def __init__(self, clock):
+        self.clock = clock
+        self.enc = Encoder(KEY, 1)
+        self.rx = b""
+        self.up = True
+        self.syncs = 0
+        self.started = False
+
+    def poll(self):
+        out = self.rx
+        self.rx = b""
+        return out
+
+    def send(self, line, kind):
+        msg = json.loads(line)
+        if msg["k"] == "hello" and not self.started:      # one round (hello again: the same)
+            self.started = True
+            self.rx += self.enc.build("round", {"round": 1, "kind": "swiss", "start_ms": self.clock(),
+                                                "limit_s": 2700, "cap_s": 1800, "extra_turns": 1,
+                                                "seating": False}, TBL)
+        elif msg["k"] == "sync":
+            t = self.clock()
+            self.syncs += 1
+            self.rx += self.enc.build("sync", {"t1": msg["t1"], "t2": t, "t3": t, "re": msg["seq"]}, TBL)
+        return True
+
+
+class Fingers:
+    """Key levels from a schedule of presses: (down_ms, up_ms, key) in board ms."""
+
+    def __init__(self, clock):
+        self.clock = clock
+        self.presses = []
+
+    def press(self, at_ms, down_ms, key):
+        self.presses.append((at_ms, at_ms + down_ms, key))
+        return at_ms + down_ms
+
+    def level(self, key):
+        now = self.clock()
+        for t0, t1, k in self.presses:
+            if k == key and t0 <= now < t1:
+                return 1
+        return 0
+
+    def end_ms(self):
+        return max(p[1] for p in self.presses)
+
+
+class Board:
+    BOARD = "BENCH"
+    WIDTH = W
+    HEIGHT = H
+    mono = False
+    renderer_kind = "fb"
+    buzzer = None
+    led = None
+    battery_pct = None
+
+    def __init__(self, clock, fingers):
+        self.display = Panel()
+        ring = EdgeRing(time.ticks_ms, time.ticks_diff)
+        self.keys = Keys(KEYMAP, ring)
+        buttons = tuple(((lambda k=k: fingers.level(k)), 1) for k in self.keys.names[:self.keys.n_phys])
+        self.sampling = True
+
+        def timer():
+            while self.sampling:
+                ring.sample(time.ticks_ms(), buttons_mask(buttons))
+                time.sleep_ms(KEY_SAMPLE_MS)
+        _thread.start_new_thread(timer, ())
+
+
+def table(clock, fingers):
+    disk = RAMDisk(32)                  # 128 KB of flash: the journal of a short match
+    disk.mount("/flash", format=True)
+    with open("/flash/duelclock.json", "w") as f:
+        f.write(json.dumps({"table": TBL, "key": "".join("%02x" % b for b in KEY)}))
+    board = Board(clock, fingers)
+    desk = Desk(clock)
+    t = app.Table(board, app.load_config("/flash"), desk, clock, "/flash")
+    return board, desk, t
+
+
+async def watch(held, since=None):
+    """How late a 1 ms sleep wakes: the longest time anything held the loop (from
+    since() on, when given)."""
+    while True:
+        t0 = time.ticks_ms()
+        await asyncio.sleep_ms(1)
+        late = time.ticks_diff(time.ticks_ms(), t0) - 1
+        if late > held[0] and (since is None or since()):
+            held[0] = late
+
+
+def renderer_of(board):
+    """The app's renderer and present, its plans counted (a frame: a plan with windows)
+    and its painting as slow as the chip's."""
+    renderer, present = app.make_renderer(board)
+    plan = renderer.plan
+    paint = renderer.paint
+
+    def counted(screen):
+        windows = plan(screen)
+        if windows:
+            board.display.frames += 1
+        return windows
+
+    def slow(window):
+        paint(window)
+        time.sleep_ms(DELAY_FULL_MS * window[2] * window[3] // (W * H))
+    renderer.plan = counted
+    renderer.paint = slow
+    return renderer, present
+
+
+async def run(board, t, screen, until, held, since=None):
+    renderer, present = screen
+    asyncio.create_task(app.keys_task(t, board.keys))
+    asyncio.create_task(app.frame_task(t, renderer, present))
+    asyncio.create_task(app.link_task(t))
+    asyncio.create_task(watch(held, since))
+    while not until():
+        await asyncio.sleep_ms(50)
+
+
+def typing():
+    clock = Clock()
+    fingers = Fingers(clock)
+    board, desk, t = table(clock, fingers)
+    got = []
+    key = t.key
+
+    def counted(intent):
+        got.append(intent)
+        key(intent)
+    t.key = counted
+    at = 1500                           # the round has started and synced by then
+    at = fingers.press(at, SLOW_MS, "A") + SLOW_MS        # A: who goes first
+    at = fingers.press(at, SLOW_MS, "A") + SLOW_MS        # A goes first
+    for _ in range(BURSTS):
+        at = fingers.press(at, SLOW_MS, "A") + SLOW_MS    # LP entry for A
+        for _ in range(PRESSES):
+            at = fingers.press(at, TYPE_DOWN_MS, "X") + TYPE_UP_MS
+        at = fingers.press(at + 100, SLOW_MS, "A") + SLOW_MS     # confirm
+    end = fingers.end_ms() + 500
+    held = [0]
+    typing_from = 1500
+    asyncio.run(run(board, t, renderer_of(board), lambda: clock() > end, held,
+                    lambda: clock() >= typing_from))     # the round's start (a new journal file) before
+    board.sampling = False
+    if desk.syncs == 0 or t.ui.match is None:
+        raise SystemExit("no round or no sync: syncs %d" % desk.syncs)
+    print(json.dumps({"pressed": BURSTS * PRESSES, "registered": got.count("up"),
+                      "lp_a": t.ui.match.lp["A"], "held_max_ms": held[0], "ring_lost": board.keys.ring.lost,
+                      "frames": board.display.frames, "shows": board.display.shows,
+                      "syncs": desk.syncs}))
+
+
+def idle(seconds):
+    clock = Clock()
+    fingers = Fingers(clock)
+    fingers.press(1 << 29, 1, "A")      # never
+    board, desk, t = table(clock, fingers)
+    held = [0]
+    screen = renderer_of(board)
+    asyncio.run(run(board, t, screen, lambda: clock() > 3000, held))    # started, synced, settled
+    if t.ui.match is None:
+        raise SystemExit("no round")
+    d = board.display
+    frames, sent = d.frames, d.sent
+    held[0] = 0
+    gc.collect()
+    gc.disable()
+    a0 = gc.mem_alloc()
+    end = clock() + 1000 * seconds
+    asyncio.run(run(board, t, screen, lambda: clock() > end, held))
+    alloc = gc.mem_alloc() - a0
+    gc.enable()
+    board.sampling = False
+    print(json.dumps({"frames": d.frames - frames, "bytes": d.sent - sent, "alloc": alloc,
+                      "seconds": seconds, "held_max_ms": held[0], "syncs": desk.syncs}))
+
+
+if sys.argv[1] == "typing":
+    typing()
+else:
+    idle(int(sys.argv[2]))
