@@ -1,14 +1,13 @@
 # The firmware as a board freezes it: every module of firmware/duelclock but those its
-# renderer kind never imports (firmware/not_shipped.json, which deploy reads too).
-#   include("../firmware_manifest.py", renderer="fb")
+# board never imports (firmware/not_shipped.json, which deploy reads too).
+#   include("../firmware_manifest.py", board="RPI_PICO_W")
 # The manifest tool runs this with the working directory set to this folder.
 import json
 import os
 
-options.defaults(renderer="fb")
 _PKG = "../firmware/duelclock"
 with open("../firmware/not_shipped.json") as _f:
-    _skip = set(json.load(_f)[options.renderer])
+    _skip = set(json.load(_f)[options.board])
 _files = []
 for _dir, _, _names in os.walk(_PKG):
     for _n in _names:

@@ -3,5 +3,5 @@
 # The esp32 port's manifest already freezes asyncio, bundle-networking and umqtt.simple.
 include("$(PORT_DIR)/boards/manifest.py")
 require("ssd1306")                              # micropython-lib's SSD1306 driver
-include("../firmware_manifest.py", renderer="fb")     # the firmware, as a framebuf board needs it
+include("../firmware_manifest.py", board="ESP32_GENERIC")   # the firmware this board imports
 module("board.py")

@@ -3,5 +3,5 @@
 include("$(PORT_DIR)/boards/manifest.py")       # the rp2 port's own frozen modules (asyncio, ...)
 require("bundle-networking")                    # what the stock Pico W image freezes
 require("umqtt.simple")                         # the MQTT link
-include("../firmware_manifest.py", renderer="fb")     # the firmware, as a framebuf board needs it
+include("../firmware_manifest.py", board="RPI_PICO_W")   # the firmware this board imports
 module("board.py")

@@ -160,17 +160,17 @@ def describe(cfg, key_from):
     return ", ".join(parts)
 
 
-def not_shipped(renderer):
-    """The firmware modules a board of this renderer kind never imports."""
+def not_shipped(board):
+    """The firmware modules `board` never imports (firmware/not_shipped.json)."""
     with open(os.path.join(FIRMWARE, "not_shipped.json")) as f:
-        return set(json.load(f)[renderer])
+        return set(json.load(f)[board])
 
 
-def firmware_files(march, out_dir, renderer):
-    """{path under lib/: bytes} for firmware/package.json's files that a board of `renderer`
-    kind imports; compiled to .mpy with mpy-cross -march=MARCH into out_dir when given."""
+def firmware_files(march, out_dir, board):
+    """{path under lib/: bytes} for firmware/package.json's files that `board` imports;
+    compiled to .mpy with mpy-cross -march=MARCH into out_dir when march is given."""
     with open(os.path.join(FIRMWARE, "package.json")) as f:
-        skip = not_shipped(renderer)
+        skip = not_shipped(board)
         urls = [u for u in json.load(f)["urls"] if u[0] not in skip]
     if march is None:
         return {dest: _read(os.path.join(FIRMWARE, src)) for dest, src in urls}
@@ -408,8 +408,7 @@ def run(a):
     given = given_config(a)
     at = Layout(a.board)
     with tempfile.TemporaryDirectory() as tmp:
-        fw = firmware_files(MARCH[info["mcu"]] if a.mpy else None, tmp,
-                            info["display"]["renderer"])
+        fw = firmware_files(MARCH[info["mcu"]] if a.mpy else None, tmp, a.board)
     board = Board(a.port, a.board)
     try:
         try:

@@ -1,6 +1,7 @@
 # The record format: event checks, line parsing, JSON out (shared/spec/events.md).
 from duelclock.core.record import check_event, parse_line, MAX_LINE_BYTES
-from duelclock.core.jsonio import dumps_event, dumps_verdict
+from duelclock.core.jsonio import dumps_event
+from duelclock.core.replay import dumps_verdict
 from duelclock.core.replay import Replay
 from duelclock.core.record import RecordError
 

@@ -417,11 +417,10 @@ def test_manifest_freezes_the_firmware_and_the_board_file(name):
     assert len(packages) == 1 and packages[0][0] == ("duelclock",)
     base = os.path.normpath(os.path.join(packages[0][1]["cwd"], packages[0][1]["base_path"]))
     assert base == os.path.join(ROOT, "firmware")
-    # What it freezes is what deploy copies to a board of its renderer kind.
+    # What it freezes is what deploy copies to that board.
     frozen = {"duelclock/" + f for f in packages[0][1]["files"]}
-    renderer = info["display"]["renderer"]
-    assert frozen == set(deploy.firmware_files(None, None, renderer))
-    assert not frozen & deploy.not_shipped(renderer)
+    assert frozen == set(deploy.firmware_files(None, None, name))
+    assert not frozen & deploy.not_shipped(name)
     assert [a for fn, a, kw in calls if fn == "module"] == [("board.py",)]
     includes = [a[0] for fn, a, kw in calls if fn == "include"]
     assert any(i.startswith("$(PORT_DIR)/") for i in includes)
@@ -574,3 +573,44 @@ def test_the_maintenance_keys_held_at_power_on_are_seen_through_the_wiring(name,
     world.ms += 5
     world.tick()
     assert b.keys.pressed() == [b.MAINTENANCE_KEYS[0]]
+
+
+def _imports(path):
+    """duelclock modules a source file imports, at its top or inside a function."""
+    import re
+    out = set()
+    for line in open(path):
+        m = re.match(r"\s*from (duelclock[\w.]*) import (.+)", line)
+        if m:
+            out.add(m.group(1))
+            for name in m.group(2).split("#")[0].split(","):
+                sub = m.group(1) + "." + name.split(" as ")[0].strip()
+                if os.path.exists(_module_path(sub)):
+                    out.add(sub)
+        m = re.match(r"\s*import (duelclock[\w.]*)", line)
+        if m:
+            out.add(m.group(1))
+    return out
+
+
+def _module_path(mod):
+    p = os.path.join(ROOT, "firmware", *mod.split("."))
+    return p + ".py" if os.path.exists(p + ".py") else os.path.join(p, "__init__.py")
+
+
+@pytest.mark.parametrize("name", ALL_BOARDS)
+def test_a_board_is_shipped_every_module_it_can_import(name):
+    """firmware/not_shipped.json leaves out of a board's firmware only modules that its
+    board.py, the app and its renderer kind can never import."""
+    kind = board_json(name)["display"]["renderer"]
+    other = {"fb": "duelclock.render_dio", "dio": "duelclock.render_fb"}[kind]
+    seen, todo = set(), ["duelclock.app"] + sorted(_imports(os.path.join(BOARDS_DIR, name, "board.py")))
+    while todo:
+        mod = todo.pop()
+        if mod in seen or mod == other or not os.path.exists(_module_path(mod)):
+            continue
+        seen.add(mod)
+        todo += sorted(_imports(_module_path(mod)))
+    files = {os.path.relpath(_module_path(m), os.path.join(ROOT, "firmware")) for m in seen}
+    assert not files & deploy.not_shipped(name), sorted(files & deploy.not_shipped(name))
+    assert set(deploy.firmware_files(None, None, name)) >= files

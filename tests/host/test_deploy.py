@@ -91,7 +91,7 @@ def test_files_and_ctrl_c_through_the_bridge(bridge, tmp_path):
 
 
 def test_deploy_writes_checks_and_updates(bridge, keyfile):
-    fw = deploy.firmware_files(None, None, "fb")        # what a framebuf board imports
+    fw = deploy.firmware_files(None, None, "SIM")        # what the SIM board imports
     t0 = time.monotonic()
     r = duelclock("deploy", "--port", bridge.url, "--board", "SIM", "--table", "5",
                   "--key", keyfile, "--pins", "2468:1357", "--lang", "ko")
@@ -141,7 +141,7 @@ def test_deploy_check_fails_on_a_broken_file(bridge, keyfile):
     assert r.returncode == 0, r.stderr
     board = deploy.Board(bridge.url, "SIM")
     try:
-        want = {"/flash/lib/" + p: d for p, d in deploy.firmware_files(None, None, "fb").items()}
+        want = {"/flash/lib/" + p: d for p, d in deploy.firmware_files(None, None, "SIM").items()}
         problems = deploy.check(board, want, deploy.Layout("SIM"), 2, ["umqtt.simple"])
     finally:
         board.close()

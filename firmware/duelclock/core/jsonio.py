@@ -155,7 +155,7 @@ def strict_json(s):
 _ESCAPES = {34: '\\"', 92: "\\\\", 10: "\\n", 13: "\\r", 9: "\\t", 8: "\\b", 12: "\\f"}
 
 
-def _q(s):
+def quote(s):
     """A JSON string exactly as CPython's json.dumps writes it (ensure_ascii). Not
     json.dumps itself: MicroPython's leaves non-ASCII raw and writes other escapes. Reads
     the UTF-8 bytes, decoding each code point by hand (no str characters: see above)."""
@@ -190,7 +190,7 @@ def _q(s):
 
 def dumps_obj(pairs):
     """JSON object from (key, already-encoded value) pairs, in that order."""
-    return "{" + ", ".join(_q(k) + ": " + v for k, v in pairs) + "}"
+    return "{" + ", ".join(quote(k) + ": " + v for k, v in pairs) + "}"
 
 
 def dumps_ab(d):
@@ -199,42 +199,9 @@ def dumps_ab(d):
 
 def dumps_event(ev):
     """An event in the interchange form: t and ev first, then the other keys sorted."""
-    pairs = [("t", str(ev["t"])), ("ev", _q(ev["ev"]))]
+    pairs = [("t", str(ev["t"])), ("ev", quote(ev["ev"]))]
     for k in sorted(ev):
         if k != "t" and k != "ev":
             v = ev[k]
-            pairs.append((k, _q(v) if type(v) is str else json.dumps(v)))
+            pairs.append((k, quote(v) if type(v) is str else json.dumps(v)))
     return dumps_obj(pairs)
-
-
-def write_verdict(write, v, rejected):
-    """The verdict of events.md as one JSON line (no newline), passed to `write(str)` in
-    pieces of one duel, penalty or rejection each: on a 64 KB MicroPython heap a record
-    with many rejections makes a verdict too long for one allocation. `v` is
-    Match.verdict(); `rejected` a list of (index, why)."""
-    write('{"result": %s, "wins": %s, "duels": [' % (_q(v["result"]), dumps_ab(v["wins"])))
-    sep = ""
-    for d in v["duels"]:
-        write(sep + dumps_obj((("winner", _q(d["winner"])), ("by", _q(d["by"])))))
-        sep = ", "
-    write('], "phase": %s, "lp": %s, "penalties": [' % (_q(v["phase"]), dumps_ab(v["lp"])))
-    sep = ""
-    for x in v["penalties"]:
-        pairs = [("p", _q(x["p"])), ("kind", _q(x["kind"])), ("code", _q(x["code"]))]
-        if "after_match" in x:
-            pairs.append(("after_match", "true"))
-        write(sep + dumps_obj(pairs))
-        sep = ", "
-    write('], "rejected": [')
-    sep = ""
-    for i, w in rejected:
-        write(sep + dumps_obj((("index", str(i)), ("why", _q(w)))))
-        sep = ", "
-    write("]}")
-
-
-def dumps_verdict(v, rejected):
-    """write_verdict as one string (on the desk, and for tests)."""
-    out = []
-    write_verdict(out.append, v, rejected)
-    return "".join(out)

@@ -230,7 +230,7 @@ class Match(TimeRules, EventRules):
     # --- verdict -----------------------------------------------------------------------
 
     def verdict(self):
-        """The verdict of events.md as a plain dict (see record.dumps_verdict for JSON)."""
+        """The verdict of events.md as a plain dict (see replay.dumps_verdict for JSON)."""
         return {
             "result": self.result if self.over else "pending",
             "wins": dict(self.wins),

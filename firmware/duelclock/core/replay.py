@@ -1,7 +1,7 @@
 # Replay: lines of a match record in, the match and its rejections out. Pure: the caller
 # reads the file (or the journal) and feeds lines; see duelclock/replay.py for the CLI.
 from duelclock.core.record import RecordError, check_event, read_line
-from duelclock.core.jsonio import dumps_verdict
+from duelclock.core.jsonio import dumps_ab, dumps_obj, quote
 from duelclock.core.match import Match
 
 
@@ -61,3 +61,36 @@ class Replay:
         if self.match is None:
             raise RecordError("not a match record: no events")
         return dumps_verdict(self.match.verdict(), self.rejected)
+
+
+def write_verdict(write, v, rejected):
+    """The verdict of events.md as one JSON line (no newline), passed to `write(str)` in
+    pieces of one duel, penalty or rejection each: on a 64 KB MicroPython heap a record
+    with many rejections makes a verdict too long for one allocation. `v` is
+    Match.verdict(); `rejected` a list of (index, why)."""
+    write('{"result": %s, "wins": %s, "duels": [' % (quote(v["result"]), dumps_ab(v["wins"])))
+    sep = ""
+    for d in v["duels"]:
+        write(sep + dumps_obj((("winner", quote(d["winner"])), ("by", quote(d["by"])))))
+        sep = ", "
+    write('], "phase": %s, "lp": %s, "penalties": [' % (quote(v["phase"]), dumps_ab(v["lp"])))
+    sep = ""
+    for x in v["penalties"]:
+        pairs = [("p", quote(x["p"])), ("kind", quote(x["kind"])), ("code", quote(x["code"]))]
+        if "after_match" in x:
+            pairs.append(("after_match", "true"))
+        write(sep + dumps_obj(pairs))
+        sep = ", "
+    write('], "rejected": [')
+    sep = ""
+    for i, w in rejected:
+        write(sep + dumps_obj((("index", str(i)), ("why", quote(w)))))
+        sep = ", "
+    write("]}")
+
+
+def dumps_verdict(v, rejected):
+    """write_verdict as one string (on the desk, and for tests)."""
+    out = []
+    write_verdict(out.append, v, rejected)
+    return "".join(out)
