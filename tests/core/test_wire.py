@@ -6,8 +6,9 @@ import hashlib
 
 from duelclock.core import wire
 from duelclock.core.clock import Clock
-from duelclock.core.sign import (encode, canonical, command_key, hmac_sha256, pin_hash,
+from duelclock.core.sign import (canonical, command_key, hmac_sha256, pin_hash,
                                  pin_matches, table_key)
+from dc import encode
 from duelclock.core.wire import Decoder, Encoder
 
 KEY = b"duelclock test event key"

@@ -7,7 +7,8 @@ import json
 import random
 
 from duelclock.core import wire
-from duelclock.core.sign import command_key, encode, table_key
+from duelclock.core.sign import command_key, table_key
+from tests.core.dc import encode
 from tests.faults.upy_fuzz import KEY, TBL
 
 SEQ_BOOT = wire.SEQ_BOOT

@@ -26,7 +26,8 @@ import urllib.request
 import pytest
 from paho.mqtt import client as mqtt
 
-from duelclock.core.sign import command_key, encode, table_key
+from duelclock.core.sign import command_key, table_key
+from tests.core.dc import encode
 from duelclock.core.ui import LOCKOUT_MS
 from duelclock.core.wire import Encoder
 from simulator.room import Room

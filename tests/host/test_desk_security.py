@@ -8,7 +8,8 @@ import threading
 import time
 import urllib.request
 
-from duelclock.core.sign import encode, table_key
+from duelclock.core.sign import table_key
+from tests.core.dc import encode
 from duelclock.core.wire import Encoder
 from duelclock_desk.api import Service
 

@@ -59,18 +59,12 @@ new_lp|New LP for %s|%s 새 라이프|LP baru %s
 which_player|Which player?|어느 플레이어?|Pemain mana?
 both|Both|둘 다|Keduanya
 kind|Penalty kind|벌칙 종류|Jenis penalti
-usual|usual|기준|biasa
-saved|Saved|저장됨|Tersimpan
 not_saved|NOT SAVED: %s|저장 실패: %s|TIDAK TERSIMPAN: %s
 journal_full|Memory full: call a judge|메모리 가득: 저지 호출|Memori penuh: panggil judge
 sync|sync %s|동기 %s|sinkron %s
 no_sync|no sync|동기 없음|tanpa sinkron
 battery|bat %d%%|배터리 %d%%|bat %d%%
 five_left|5 MINUTES LEFT|5분 남음|SISA 5 MENIT
-long_turn|over 3:00|3분 초과|lebih 3:00
-hint_home|A/B: LP  turn: end turn  menu|A/B: 라이프  턴 종료  메뉴|A/B: LP  giliran  menu
-hint_entry|digits/up/down, same key = OK|숫자/상하, 같은 키 = 확인|angka/naik/turun, tombol sama = OK
-hint_menu|up/down, A = OK, B = back|상하, A = 확인, B = 뒤로|naik/turun, A = OK, B = kembali
 refused|Refused: %s|거부: %s|Ditolak: %s
 flash_full|FLASH FULL: keep a paper record, call a judge|저장 공간 가득: 종이 기록을 쓰고 저지를 부르세요|MEMORI PENUH: catat di kertas, panggil juri
 """

@@ -119,10 +119,6 @@ class Match(TimeRules, EventRules):
             return "extra_duel" if self.is_extra else "duel"
         return "interval" if self.duels else "waiting"
 
-    def remaining_ms(self, t):
-        """Time left in the round at desk time t (negative once time is called)."""
-        return self.limit_ms - t
-
     def surrender_refusal(self, p):
         """Why `p` may not surrender now (KR 2.D), or None."""
         o = other(p)

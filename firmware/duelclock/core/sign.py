@@ -143,8 +143,3 @@ def signed_line(msg, key):
     sig = binascii.hexlify(key.mac(body))
     return body[:-1] + b',"sig":"' + sig + b'"}\n'
 
-
-def encode(msg, key):
-    """The signed line of `msg` (a dict without "sig") under `key` (bytes). Checks nothing:
-    Encoder.build is the checked way; this one also makes bad messages for tests."""
-    return signed_line(msg, Key(key))
