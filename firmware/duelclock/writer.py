@@ -21,9 +21,10 @@
 from array import array
 
 import framebuf
+from micropython import const
 
-ASCII_FIRST = 0x20
-ASCII_LAST = 0x7e
+_ASCII_FIRST = const(0x20)
+_ASCII_LAST = const(0x7e)
 
 
 def _runs_table():
@@ -48,10 +49,10 @@ def _runs_table():
     return off, runs
 
 
-ASCII = 1                       # glyph kinds: a = the character code, b = the scale
-WIDE = 2                        # a = the font's glyph index, b = ws | bytes << 4 | bold << 8 (< 0x200)
-BOX = 3                         # a character the font lacks: a rect outline
-CACHE = 48                      # scaled glyphs kept as bitmaps (the clock's and LP's digits)
+_ASCII = const(1)                       # glyph kinds: a = the character code, b = the scale
+_WIDE = const(2)                        # a = the font's glyph index, b = ws | bytes << 4 | bold << 8 (< 0x200)
+_BOX = const(3)                         # a character the font lacks: a rect outline
+_CACHE = const(48)                      # scaled glyphs kept as bitmaps (the clock's and LP's digits)
 
 
 class Writer:
@@ -64,14 +65,14 @@ class Writer:
         self._nglyphs = len(font.CODES) // 2 if font else 0
         # The built-in font's rows, rendered once: 8 bytes a character, MSB = leftmost
         # pixel; and the columns its ink spans, first << 4 | last (0xff: no ink).
-        n = ASCII_LAST - ASCII_FIRST + 1
+        n = _ASCII_LAST - _ASCII_FIRST + 1
         self._ascii = bytearray(8 * n)
         self._ink = bytearray(n)
         cell = bytearray(8)
         g = framebuf.FrameBuffer(cell, 8, 8, framebuf.MONO_HLSB)
         for i in range(n):
             g.fill(0)
-            g.text(chr(ASCII_FIRST + i), 0, 0, 1)
+            g.text(chr(_ASCII_FIRST + i), 0, 0, 1)
             self._ascii[8 * i:8 * i + 8] = cell
             m = 0
             for b in cell:
@@ -109,7 +110,7 @@ class Writer:
 
     def _wide(self, s):
         for ch in s:
-            if ord(ch) > ASCII_LAST:
+            if ord(ch) > _ASCII_LAST:
                 return True
         return False
 
@@ -117,7 +118,7 @@ class Writer:
         o = ord(ch)
         if o == 0x20 and wide:
             return 8 * (scale >> 1 or 1)
-        if ASCII_FIRST <= o <= ASCII_LAST:
+        if _ASCII_FIRST <= o <= _ASCII_LAST:
             return (7 if tight else 8) * scale
         ws = scale >> 1 or 1
         g = self._glyph(o)
@@ -157,15 +158,15 @@ class Writer:
             if o == 0x20 and wide:
                 x += 8 * (scale >> 1 or 1)
                 continue
-            if ASCII_FIRST <= o <= ASCII_LAST:
+            if _ASCII_FIRST <= o <= _ASCII_LAST:
                 w = (7 if tight else 8) * scale
                 if x + w > right:
                     break
-                ink = self._ink[o - ASCII_FIRST]
+                ink = self._ink[o - _ASCII_FIRST]
                 if ink != 0xff:
                     first = ink >> 4
                     put(x + first * scale, y + (line_h - 8 * scale) // 2,
-                        ((ink & 15) - first + 1) * scale, 8 * scale, ASCII, o, scale, color)
+                        ((ink & 15) - first + 1) * scale, 8 * scale, _ASCII, o, scale, color)
             else:
                 ws = scale >> 1 or 1
                 g = self._glyph(o)
@@ -174,21 +175,21 @@ class Writer:
                     break
                 gy = y + (line_h - 16 * ws) // 2
                 if g < 0:
-                    put(x + ws, gy + 2 * ws, w - 2 * ws, 12 * ws, BOX, 0, 0, color)
+                    put(x + ws, gy + 2 * ws, w - 2 * ws, 12 * ws, _BOX, 0, 0, color)
                 else:
                     nb = 2 if w > 8 * ws else 1
                     bold = 1 if scale > 1 else 0
-                    put(x, gy, (8 * nb + bold) * ws, 16 * ws, WIDE, g, ws | nb << 4 | bold << 8, color)
+                    put(x, gy, (8 * nb + bold) * ws, 16 * ws, _WIDE, g, ws | nb << 4 | bold << 8, color)
             x += w
         return x
 
     def glyph(self, x, y, w, h, kind, a, b, color):
         """Draw one glyph as text() cut it: (x, y, w, h) the box of its ink."""
         fb = self.fb
-        if kind == BOX:
+        if kind == _BOX:
             fb.rect(x, y, w, h, color)
-        elif kind == ASCII and b == 1:
-            fb.text(chr(a), x - (self._ink[a - ASCII_FIRST] >> 4), y, color)
+        elif kind == _ASCII and b == 1:
+            fb.text(chr(a), x - (self._ink[a - _ASCII_FIRST] >> 4), y, color)
         else:
             fb.blit(self._bitmap(kind, a, b, w, h), x, y, color ^ 1, self._palette(color))
 
@@ -197,12 +198,12 @@ class Writer:
         key = kind << 26 | b << 16 | a
         bm = self._cache.get(key)
         if bm is None:
-            if len(self._cache) >= CACHE:
+            if len(self._cache) >= _CACHE:
                 self._cache = {}
             bm = framebuf.FrameBuffer(bytearray((w + 7) // 8 * h), w, h, framebuf.MONO_HLSB)
-            if kind == ASCII:
-                at = 8 * (a - ASCII_FIRST)
-                self._rows(bm, self._ascii, at, 8, 1, 1, -(self._ink[a - ASCII_FIRST] >> 4) * b, 0, b)
+            if kind == _ASCII:
+                at = 8 * (a - _ASCII_FIRST)
+                self._rows(bm, self._ascii, at, 8, 1, 1, -(self._ink[a - _ASCII_FIRST] >> 4) * b, 0, b)
             else:
                 f = self.font
                 ws = b & 15
