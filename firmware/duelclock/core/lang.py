@@ -72,6 +72,7 @@ hint_home|A/B: LP  turn: end turn  menu|A/B: 라이프  턴 종료  메뉴|A/B: 
 hint_entry|digits/up/down, same key = OK|숫자/상하, 같은 키 = 확인|angka/naik/turun, tombol sama = OK
 hint_menu|up/down, A = OK, B = back|상하, A = 확인, B = 뒤로|naik/turun, A = OK, B = kembali
 refused|Refused: %s|거부: %s|Ditolak: %s
+carried|Last match: %s %s|지난 매치: %s %s|Match lalu: %s %s
 flash_full|FLASH FULL: keep a paper record, call a judge|저장 공간 가득: 종이 기록을 쓰고 저지를 부르세요|MEMORI PENUH: catat di kertas, panggil juri
 """
 
