@@ -44,7 +44,8 @@ def do_sheet(a):
     if r.match is None:
         raise client.CliError("no record of table %d round %d in %s" % (a.table, round_no, a.store))
     who = {"event": store.event()["name"], "table": a.table,
-           "names": store.pairings(round_no).get(a.table)}
+           "names": store.pairings(round_no).get(a.table),
+           "carried": store.carries(round_no, a.table)}
     if a.html:
         with open(a.html, "w", encoding="utf-8") as f:
             f.write(render_html(r.sheet, r.match.verdict(),

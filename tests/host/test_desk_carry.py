@@ -128,3 +128,20 @@ def test_a_table_that_missed_the_round_gets_its_carried_penalty_with_it(tmp_path
     r.tables[2]._next_state = 0
     r.run(6000)                                       # its round-0 state: the round again
     assert pens(r.tables[2]) == [{"p": "A", "kind": "match_loss", "code": "unsporting"}]
+
+
+def test_the_dashboard_has_every_carry_state_and_note_in_each_language():
+    import os
+    import re
+    from duelclock_desk import dashboard
+    from duelclock_desk.client import CARRY_STATES
+    with open(os.path.join(dashboard.WEB_DIR, "i18n.js"), encoding="utf-8") as f:
+        blocks = re.split(r"\n  (?:en|ko|id): \{", f.read())[1:]
+    assert len(blocks) == 3
+    keys = ["cs_" + s for s in CARRY_STATES] + ["carries", "pen_note", "pen_after_match",
+                                                 "pen_carried", "carry_from", "carry_confirm",
+                                                 "carry_decline", "c_carry_confirm",
+                                                 "c_carry_decline"]
+    for block in blocks:
+        for key in keys:
+            assert "\n    %s: " % key in block or " %s: " % key in block, key
