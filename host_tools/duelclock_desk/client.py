@@ -130,8 +130,10 @@ def status_lines(st):
             "%d/%d" % (lp["A"], lp["B"]) if lp else "-",
             "paused" if v["paused"] else clock(v["remaining_ms"]),
             v["verified"] or "-", " ".join(v["alerts"]) or "-"))
+    # Carried penalties still to settle, and those sent into this round's matches.
     for c in st.get("carries", ()):
-        out.append(carry_line(c))
+        if c["state"] in ("confirm", "ready", "unnamed") or (r and c["round"] == r["round"]):
+            out.append(carry_line(c))
     return out
 
 

@@ -145,3 +145,33 @@ def test_the_dashboard_has_every_carry_state_and_note_in_each_language():
     for block in blocks:
         for key in keys:
             assert "\n    %s: " % key in block or " %s: " % key in block, key
+
+
+def test_a_store_from_before_after_match_gets_the_column_and_keeps_its_penalties(tmp_path):
+    import sqlite3
+    from duelclock_desk.store import Store
+    path = str(tmp_path / "old.sqlite")
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE penalties (tbl INTEGER NOT NULL, round INTEGER NOT NULL, n INTEGER"
+               " NOT NULL, p TEXT NOT NULL, kind TEXT NOT NULL, code TEXT NOT NULL,"
+               " PRIMARY KEY (tbl, round, n))")
+    db.execute("INSERT INTO penalties VALUES (1, 1, 0, 'B', 'warning', 'slow_play')")
+    db.commit()
+    db.close()
+    store = Store(path)
+    try:
+        assert store.penalties(1, 1) == [{"p": "B", "kind": "warning", "code": "slow_play",
+                                          "after_match": False, "carried_from": None}]
+    finally:
+        store.close()
+    Store(path).close()                               # opened again: nothing to add
+
+
+def test_status_lists_the_carries_to_settle_and_those_of_this_round_only(tmp_path):
+    r = room(tmp_path)
+    start(r, 1, ROUND1)
+    play_round(r)
+    start(r, 2, ROUND2)
+    start(r, 3, ROUND3)
+    assert r.desk.status()["carries"][0]["round"] == 2
+    assert not [x for x in status_lines(r.desk.status()) if x.startswith("carry ")]
