@@ -23,7 +23,8 @@ process and plays the board's part:
 Ctrl-C: a board's UART or USB stack turns the interrupt character into KeyboardInterrupt
 in running code; the unix port runs raw-REPL code with its terminal in raw mode (no ISIG),
 so the bridge does it. A Ctrl-C from the host goes to the child as a byte while the child is
-waiting on stdin (/proc/PID/syscall: read on fd 0; then the REPL or input() takes it), and as
+waiting on stdin (/proc/PID/syscall: read on fd 0; then the REPL or input() takes it) or has
+the interrupt character off (micropython.kbd_intr(-1), as the app during play), and as
 SIGINT while it runs code. (A Ctrl-C that lands in the moment between a submitted line and
 its execution ends the process: the host then sees a soft reset.) The child's terminal is
 raw (OPOST off: bytes as they are).
@@ -112,6 +113,20 @@ class Child:
                 return False
             time.sleep(0.002)
         return True
+
+    def takes_interrupt(self):
+        """Whether a Ctrl-C is a KeyboardInterrupt to the child now. The unix port catches
+        SIGINT while its interrupt character is on and leaves it at SIG_DFL after
+        micropython.kbd_intr(-1), where a board's USB stack passes 0x03 on as a byte: read
+        from /proc/PID/status (SigCgt, the caught signals)."""
+        try:
+            with open("/proc/%d/status" % self.proc.pid) as f:
+                for line in f:
+                    if line.startswith("SigCgt:"):
+                        return int(line.split()[1], 16) >> (signal.SIGINT - 1) & 1 == 1
+        except OSError:
+            pass
+        return False
 
     def interrupt(self):
         self.proc.send_signal(signal.SIGINT)
@@ -245,7 +260,8 @@ class Bridge:
         while CTRL_C in data:
             head, _, data = data.partition(CTRL_C)
             self._to_child(head)
-            if self.child_pending or self.child.waits_for_input(SETTLE_S):
+            if (self.child_pending or not self.child.takes_interrupt()
+                    or self.child.waits_for_input(SETTLE_S)):
                 self._to_child(CTRL_C)
             else:
                 self.child.interrupt()

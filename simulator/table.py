@@ -17,6 +17,7 @@ import subprocess
 import threading
 import time
 
+from duelclock_desk.deploy import hash_pins, table_secret
 from simulator import build
 from simulator.screens import fb_to_image
 
@@ -58,8 +59,10 @@ class SimTable:
         self.fb = os.path.join(self.dir, "fb.raw")
         self.config = os.path.join(self.dir, "duelclock.json")
         self.log = os.path.join(self.dir, "stderr.log")     # the firmware's stderr
-        cfg = {"table": number, "key": key_hex, "lang": lang, "event": event,
-               "pins": pins or {"floor": "1111", "head": "2222"}, "link": link}
+        # What `duelclock deploy` writes: the table's own key and hashed PINs.
+        cfg = {"table": number, "key": table_secret(key_hex, number), "lang": lang,
+               "event": event, "pins": hash_pins(pins or {"floor": "1111", "head": "2222"}),
+               "link": link}
         if link == "mqtt":
             host, port = broker.split("://", 1)[1].rsplit(":", 1)
             cfg["mqtt"] = {"host": host, "port": int(port), "keepalive_s": 30}

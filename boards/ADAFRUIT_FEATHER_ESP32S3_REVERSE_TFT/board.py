@@ -26,6 +26,7 @@
 # confirms their LP entry.
 import board
 import digitalio
+import microcontroller
 import usb_cdc
 import wifi
 
@@ -62,6 +63,10 @@ _BUTTONS = (("D0", lambda: _D0.value, False), ("D1", lambda: _D1.value, True),
             ("D2", lambda: _D2.value, True))
 _held = []
 keys = Keys(lambda: buttons_pressed(_BUTTONS, _held), KEYMAP)
+# Held at power-on: boot.py leaves the USB console and drive to the computer, and the head
+# judge's PIN keeps them so (anything else resets, and boot.py shuts them).
+MAINTENANCE_KEYS = ("D0", "D2")
+reset = microcontroller.reset
 
 buzzer = None
 

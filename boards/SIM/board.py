@@ -22,6 +22,7 @@
 #   DUELCLOCK_SIM_SPEED   how much faster than real time the table's clock runs (default 1;
 #                         the desk runs at the same speed: duelclock desk --speed)
 #   DUELCLOCK_SIM_PPM     the table crystal's error in parts per million (default 0)
+#   DUELCLOCK_SIM_HELD    keys held at power-on, comma-separated (MAINTENANCE_KEYS: a, b)
 #
 # Keys: the simulator sends intents, so every intent is its own key (short only) and `keys`
 # passes them through; push(intent) injects one from a script in this process.
@@ -169,6 +170,10 @@ class _VirtualKeys:
     def push(self, intent):
         self.queue.append(intent)
 
+    def pressed(self):
+        """The keys held at power-on (virtual keys are never held later)."""
+        return _held_at_boot
+
     def scan(self, now_ms):
         """The intents since the last scan (a reused list, as core.keys.Keys.scan)."""
         out = self.out
@@ -190,6 +195,9 @@ class _VirtualKeys:
         return out
 
 
+_held_at_boot = (os.getenv("DUELCLOCK_SIM_HELD") or "").split(",")
+MAINTENANCE_KEYS = ("a", "b")
+reset = None                            # the unix port: a power-on is the simulator's business
 _keys_from = os.getenv("DUELCLOCK_SIM_KEYS")
 keys = _VirtualKeys(_open(_keys_from, "rb") if _keys_from else None)
 

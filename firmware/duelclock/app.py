@@ -11,13 +11,19 @@
 # match's events are stamped with desk ms since its round started (round_start's start_ms).
 # Before the first sync after a boot the table knows no desk time: it shows the match as it
 # was and takes no entries until the desk answers.
+#
+# The USB port is a door (docs/protocol.md, "Threat model"). During play it is the desk link
+# and nothing else: main() turns the REPL's interrupt character off (a Ctrl-C is a byte the
+# link drops as junk) and never returns, so no REPL reads the port (a raw-REPL Ctrl-A is junk
+# too). The REPL, and with it deploy and pull, opens only in maintenance: the board's
+# MAINTENANCE_KEYS held at power-on, then the head judge's PIN on the screen.
 import asyncio
 import json
 
 from duelclock import VERSION
 from duelclock.core.clock import Clock
 from duelclock.core.record import parse_line
-from duelclock.core.ui import Ui
+from duelclock.core.ui import Pin, Ui
 from duelclock.core.view import build
 from duelclock.core.wire import Encoder, Decoder
 from duelclock.journal import Journal, JournalFull
@@ -35,6 +41,7 @@ BATTERY_MS = 30000            # battery read this often
 DIM_LEVEL = 0.3               # backlight when idle
 SERIAL_BUDGET_MS = 5
 WIFI_BUDGET_MS = 20
+MAINTENANCE_MS = 60000        # the head judge's PIN must come this soon after power-on
 
 
 def load_config(root):
@@ -379,6 +386,30 @@ class Table:
             self.dimmed = screen.dim
             _dim(self.board.display, DIM_LEVEL if screen.dim else 1)
 
+    def maintenance(self, renderer, present):
+        """The PIN screen of a power-on with MAINTENANCE_KEYS held: True once the head judge's
+        PIN is in (the caller leaves the USB port to the REPL); False on back, a floor
+        judge's PIN or MAINTENANCE_MS without one (the table plays, locked). Wrong PINs
+        count towards the usual lockout, kept on flash."""
+        import time
+        roles = []
+        pin = Pin(lambda ui, role: roles.append(role))
+        self.ui.push(pin)
+        self.ui.say("Maintenance: head PIN")
+        end = self.local_ms() + MAINTENANCE_MS
+        while self.ui.stack[-1] is pin and self.local_ms() < end:
+            self.ui.up_ms = self.local_ms()
+            for intent in self.board.keys.scan(self.ui.up_ms):
+                pin.key(self.ui, intent)
+                self._store_lock()
+            self.frame(renderer, present)
+            time.sleep(KEY_SCAN_MS / 1000)      # CircuitPython has no sleep_ms
+        self.ui.home()
+        if roles == ["head"]:
+            self.ui.say("USB REPL open")
+            self.frame(renderer, present)
+        return roles == ["head"]
+
     def key(self, intent):
         self.ui.up_ms = self.local_ms()
         t = self.round_ms()
@@ -499,8 +530,23 @@ def make_renderer(board):
 
 
 def main(board=None, root=None):
+    """Run the table. Returns only in maintenance, once the head judge's PIN is in (main.py
+    then ends at the REPL). Anything else that would end main.py (a crash, a refused
+    maintenance) resets the board instead (board.reset; None on SIM: it raises), so the
+    USB port never falls to the REPL."""
     if board is None:
         import board
+    reset = getattr(board, "reset", None)
+    try:
+        if _main(board, root):
+            return
+    except BaseException:       # CircuitPython in maintenance: a Ctrl-C at the PIN screen too
+        if not reset:
+            raise
+    reset()
+
+
+def _main(board, root):
     root = root or getattr(board, "FS_PREFIX", "").rstrip("/") or "."
     cfg = load_config(root)
     local_ms = getattr(board, "local_ms", None)
@@ -513,10 +559,23 @@ def main(board=None, root=None):
     link = make_link(board, cfg, local_ms)
     table = Table(board, cfg, link, local_ms, root)
     renderer, present = make_renderer(board)
+    want = getattr(board, "MAINTENANCE_KEYS", ())
+    if want and all(k in board.keys.pressed() for k in want):
+        if table.maintenance(renderer, present):
+            return True
+        if getattr(board, "reset", None):
+            return False                # CircuitPython: boot.py opened the console for it
+    # The REPL's interrupt character off: a Ctrl-C on the USB port is a byte for the link
+    # (deploy's main.py does it first thing too, before any import can be interrupted).
+    # CircuitPython has none: its boot.py keeps the console off the USB port instead.
+    try:
+        from micropython import kbd_intr
+        kbd_intr(-1)
+    except ImportError:
+        pass
 
     async def run():
         asyncio.create_task(keys_task(table, board.keys))
         asyncio.create_task(frame_task(table, renderer, present))
         await link_task(table)
     asyncio.run(run())
-    return table

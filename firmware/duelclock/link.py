@@ -5,6 +5,14 @@
 #   up -> whether the link is believed to work
 import select
 
+# Bytes a poll takes from a stream, at most: the USB port is anyone's, and a flood of junk
+# must cost the key scan a bounded slice per poll. A stream read a byte at a time says how
+# few it can afford in POLL_BYTES (drivers/duplex.py: USB CDC took 4 KB a poll byte by byte,
+# 850 ms, in issue 15). What is left waits in the port's buffer and the host's: a flood
+# slows the link, never the table.
+POLL_BUDGET_BYTES = 4096
+READ_BYTES = 512
+
 
 class StreamLink:
     """Lines over a byte stream: USB CDC, a UART, or the simulator's socket. `stream` needs
@@ -16,19 +24,22 @@ class StreamLink:
         self._poll.register(stream, select.POLLIN)
         self._recv = getattr(stream, "recv", None)
         self._send = getattr(stream, "send", None) or stream.write
+        self._budget = getattr(stream, "POLL_BYTES", POLL_BUDGET_BYTES)
         self.up = True
 
     def poll(self):
+        """What has arrived, at most the stream's budget (above)."""
         out = b""
-        for _ in range(8):                       # at most 8 reads a call: keys stay responsive
+        while len(out) < self._budget:
             ready = self._poll.poll(0)
             if not ready:
                 break
             if ready[0][1] & (select.POLLHUP | select.POLLERR):
                 self.up = False
                 break
+            n = min(READ_BYTES, self._budget - len(out))
             try:
-                data = self._recv(512) if self._recv else self.stream.read(512)
+                data = self._recv(n) if self._recv else self.stream.read(n)
             except OSError:
                 self.up = False
                 break
@@ -53,7 +64,7 @@ class StreamLink:
 
 class MqttLink:
     """Lines over MQTT with umqtt.simple (micropython-lib). Topics as in docs/protocol.md;
-    the retained round message and the last will make a rebooted table whole again.
+    the last will shows the desk a table gone.
     umqtt.simple sends no keepalive by itself, so poll() pings every keepalive_s / 2."""
 
     def __init__(self, client_factory, event, tbl, keepalive_s=30, now_ms=None):
@@ -81,9 +92,7 @@ class MqttLink:
             c.sock.setsockopt(6, 1, 1)
         except (AttributeError, OSError):
             pass
-        c.subscribe((self.base + "round").encode(), 1)
-        c.subscribe((self.base + "cmd").encode(), 1)
-        c.subscribe(self._topic("cmd"), 1)
+        c.subscribe(self._topic("cmd"), 1)      # all the desk sends it: no topic for all
         self.client = c
         self.up = True
         self._last_io = now

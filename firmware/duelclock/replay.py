@@ -2,6 +2,7 @@
 # print the verdict of a match record. Exit 0 with a verdict whatever was rejected;
 # exit 2 with one line on stderr when the input is not a match record.
 import gc
+import os
 import sys
 
 # MicroPython: collect after every 4 KB allocated. Compiling the rules engine from source
@@ -71,6 +72,14 @@ def replay_file(path, with_sheet=False):
     return r
 
 
+def _rereadable(path):
+    # A regular file can be read a second time; a pipe (/dev/stdin, <(...)) cannot.
+    try:
+        return os.stat(path)[0] & 0xF000 == 0x8000
+    except OSError:
+        return False
+
+
 def _rejections(path):
     # The record's rejections, (index, why), found by a second replay one at a time.
     r = Replay()
@@ -85,9 +94,10 @@ def main(argv):
         return 2
     r = Replay()
     many = False              # more rejections than KEPT_REJECTIONS: let go, found again
+    keep = KEPT_REJECTIONS if _rereadable(argv[0]) else -1    # -1: hold them all
     try:
         for _ in _fed(argv[0], r):
-            if len(r.rejected) > KEPT_REJECTIONS:
+            if 0 <= keep < len(r.rejected):
                 r.rejected = []
                 many = True
         if r.match is None:
@@ -103,7 +113,7 @@ def main(argv):
     gc.collect()
     # Written in pieces, the rejections of a long list as a second replay finds them: the
     # verdict is never held whole, nor a long list, so any number of them fits a 64 KB heap
-    # (held whole, 300 short ones did not). Few: no second pass (the input may be a pipe).
+    # (held whole, 300 short ones did not). Few, or a pipe: held, no second pass.
     write_verdict(sys.stdout.write, v, _rejections(argv[0]) if many else rejected)
     sys.stdout.write("\n")
     return 0

@@ -124,7 +124,6 @@ class Service:
         sink = ThreadSink(clock, asyncio.get_running_loop(), queue)
         for link in links:
             link.start(sink)
-        self.desk.restore()
         self._tasks = [asyncio.create_task(self._take(queue)), asyncio.create_task(self._tick())]
         self._runner = web.AppRunner(make_app(self), shutdown_timeout=1.0)
         await self._runner.setup()

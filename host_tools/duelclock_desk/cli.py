@@ -34,6 +34,7 @@ def do_sheet(a):
         from duelclock_desk import sheet_cmd
         return sheet_cmd.run(a.file, a.html)
     from duelclock.core.replay import Replay
+    from duelclock_desk import record_flags
     from duelclock_desk.sheet_text import render_text
     from duelclock_desk.sheet_html import render_html
     store = _store(a)
@@ -46,13 +47,16 @@ def do_sheet(a):
     who = {"event": store.event()["name"], "table": a.table,
            "names": store.pairings(round_no).get(a.table),
            "carried": store.carries(round_no, a.table)}
+    flags = store.flags(a.table, round_no)
     if a.html:
+        page = render_html(r.sheet, r.match.verdict(),
+                           title="table %d, round %d" % (a.table, round_no), **who)
         with open(a.html, "w", encoding="utf-8") as f:
-            f.write(render_html(r.sheet, r.match.verdict(),
-                                title="table %d, round %d" % (a.table, round_no), **who))
+            f.write(page.replace("</body>", record_flags.html(flags) + "</body>"))
         print("wrote", a.html)
     else:
-        sys.stdout.write(render_text(r.sheet, **who))
+        sys.stdout.write(render_text(r.sheet, **who)
+                         + "".join(l + "\n" for l in record_flags.lines(flags)))
 
 
 def _store(a):
@@ -216,8 +220,10 @@ def _args_deploy(p):
     p.add_argument("--port", required=True, help="the board: /dev/ttyACM0, socket://HOST:PORT")
     p.add_argument("--board", required=True, help="a folder of boards/: RPI_PICO_W, SIM, ...")
     p.add_argument("--table", type=int, required=True, help="the table's number")
-    p.add_argument("--key", metavar="FILE", help="event key (keygen); default: keep the board's")
-    p.add_argument("--pins", metavar="FLOOR:HEAD", help="judge PINs; default: keep the board's")
+    p.add_argument("--key", metavar="FILE", help="the event key (keygen): the board gets only "
+                   "the table's own key, derived from it; default: keep the board's (same table)")
+    p.add_argument("--pins", metavar="FLOOR:HEAD",
+                   help="judge PINs, stored salted and hashed; default: keep the board's")
     p.add_argument("--wifi", metavar="SSID:PASS", help="the venue's Wi-Fi (MQTT link)")
     p.add_argument("--lang", choices=("en", "ko", "id"), default="en", help="the table's language")
     p.add_argument("--link", choices=("serial", "mqtt"),

@@ -48,6 +48,7 @@ from aiohttp import web
 from duelclock.core.record import RecordError
 from duelclock.core.replay import Replay
 from duelclock.core.sheet import LONG_TURN_MS, clock
+from duelclock_desk import record_flags
 from duelclock_desk.sheet_html import CSS as SHEET_CSS
 from duelclock_desk.sheet_html import render_html
 
@@ -377,6 +378,8 @@ def table_page(svc, tbl, round_no):
     events = store.events(tbl, round_no)
     sheet = _sheet(events, tbl, round_no, desk.event["name"], names,
                    store.carries(round_no, tbl))
+    if sheet is not None:
+        sheet += record_flags.html(store.flags(tbl, round_no))
     out = ['<!doctype html><html lang="en"><head><meta charset="utf-8">',
            '<meta name="viewport" content="width=device-width, initial-scale=1">',
            "<title>Table %d, round %d</title>" % (tbl, round_no),

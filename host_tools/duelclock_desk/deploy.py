@@ -11,8 +11,12 @@ board holds exactly those bytes and imports the firmware from where they went.
 ROOT is the board's filesystem root, `/`; on SIM its flash, mounted at /flash. An update
 writes only the files whose sha256 differs and removes firmware files no longer deployed
 (a stale .py would shadow its new .mpy). Without --key or --pins an update keeps the key and
-PINs of the config on the board. The key and the Wi-Fi password go to the board only: they
-are never printed.
+PINs of the config on the board (the key only while the table number stays).
+
+No event-wide secret goes to a board: its config holds the table's own key,
+table_key(event key, table), derived here (the event key never leaves the desk machine), and
+the judge PINs as salted, iterated SHA-256 (core/sign.py pin_hash), never in clear. The key
+and the Wi-Fi password are never printed.
 """
 import ast
 import binascii
@@ -25,6 +29,7 @@ import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+from duelclock.core.sign import pin_hash, table_key
 from duelclock_desk.client import CliError
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -72,13 +77,23 @@ def read_key(path):
     return text
 
 
+def table_secret(event_key_hex, table):
+    """What table `table` holds of the event key (hex): its own key, derived here."""
+    return binascii.hexlify(table_key(binascii.unhexlify(event_key_hex), table)).decode()
+
+
+def hash_pins(pins):
+    """{role: PIN in clear} -> {role: pin_hash}, each under a fresh random salt."""
+    return {role: pin_hash(pin, os.urandom(16)) for role, pin in pins.items()}
+
+
 def parse_pins(text):
     floor, sep, head = text.partition(":")
     if not sep or not floor.isdigit() or not head.isdigit():
         raise CliError("--pins is FLOOR:HEAD, digits only, e.g. 2468:1357")
     if floor == head:
         raise CliError("--pins: the floor and head judge PINs must differ")
-    return {"floor": floor, "head": head}
+    return hash_pins({"floor": floor, "head": head})
 
 
 def parse_broker(url):
@@ -98,7 +113,7 @@ def given_config(a):
         raise CliError("--table is numbered from 1")
     cfg = {"table": a.table, "lang": a.lang, "link": link}
     if a.key:
-        cfg["key"] = read_key(a.key)
+        cfg["key"] = table_secret(read_key(a.key), a.table)
     if a.pins:
         cfg["pins"] = parse_pins(a.pins)
     if a.wifi:
@@ -117,13 +132,18 @@ def given_config(a):
 
 def merge_config(given, old):
     """The table's duelclock.json (app.load_config): `given`, with the key and PINs of
-    `old` (the board's current config, or {}) where none are given."""
+    `old` (the board's current config, or {}) where none are given. The old key is kept
+    only for the same table number (it is that table's key); PINs an older deploy left in
+    clear are hashed now."""
     cfg = dict(given)
-    for name in ("key", "pins"):
-        if name not in cfg and old.get(name):
-            cfg[name] = old[name]
+    if "key" not in cfg and old.get("key") and old.get("table") == cfg["table"]:
+        cfg["key"] = old["key"]
+    if "pins" not in cfg and old.get("pins"):
+        cfg["pins"] = {role: pin if "$" in pin else hash_pins({role: pin})[role]
+                       for role, pin in old["pins"].items()}
     if "key" not in cfg:
-        raise CliError("the board has no event key yet: --key FILE (duelclock keygen)")
+        raise CliError("the board holds no key for table %d: --key FILE (the event key, "
+                       "duelclock keygen)" % cfg["table"])
     return cfg
 
 
@@ -170,6 +190,12 @@ def _read(path):
         return f.read()
 
 
+# MicroPython's start file. Ctrl-C goes off before anything else runs, so the few hundred ms
+# of imports after a reset are no window onto the REPL either (app.py, _main).
+MAIN_PY = (b"import micropython\nmicropython.kbd_intr(-1)\n"
+           b"import board\nfrom duelclock import app\napp.main(board)\n")
+
+
 def board_files(name, info, cfg_bytes):
     """{path under ROOT: bytes}: the board file, its boot.py, the config, the start file."""
     folder = os.path.join(BOARDS, name)
@@ -180,8 +206,7 @@ def board_files(name, info, cfg_bytes):
                  "code.py": b"import duelclock_board\nfrom duelclock import app\n"
                             b"app.main(duelclock_board)\n"}
     else:
-        files = {"board.py": board_py,
-                 "main.py": b"import board\nfrom duelclock import app\napp.main(board)\n"}
+        files = {"board.py": board_py, "main.py": MAIN_PY}
     if os.path.isfile(os.path.join(folder, "boot.py")):
         with open(os.path.join(folder, "boot.py"), "rb") as f:
             files["boot.py"] = f.read()
@@ -260,7 +285,7 @@ print(repr(_missing))
 class Board:
     """mpremote's serial transport (a device path or socket://HOST:PORT) in the raw REPL."""
 
-    def __init__(self, port):
+    def __init__(self, port, board_name):
         try:
             from mpremote.transport import TransportError
             from mpremote.transport_serial import SerialTransport
@@ -276,7 +301,11 @@ class Board:
             self.t.enter_raw_repl(soft_reset=True)
         except TransportError:
             self.t.close()
-            raise CliError("%s answers, but no MicroPython/CircuitPython REPL came up" % port)
+            raise CliError(
+                "%s answers, but no REPL came up: a table in play keeps its USB port shut. "
+                "Power it on holding %s, enter the head judge's PIN on its screen (it then "
+                "says \"USB REPL open\"), and run this again"
+                % (port, " + ".join(board_info(board_name)["maintenance_keys"])))
 
     def close(self):
         try:
@@ -373,7 +402,7 @@ def run(a):
     at = Layout(a.board)
     with tempfile.TemporaryDirectory() as tmp:
         fw = firmware_files(MARCH[info["mcu"]] if a.mpy else None, tmp)
-    board = Board(a.port)
+    board = Board(a.port, a.board)
     try:
         try:
             old = json.loads(board.read(at.config) or b"{}")
@@ -410,7 +439,9 @@ def run(a):
         return 1
     print("check ok: sha256 of all %d files equal, nothing else in %s; %s imports from %s"
           % (len(want), at.tree, CHECK_IMPORT, at.lib))
-    print("done in %.1f s; reset the board to start the table" % (time.monotonic() - started))
+    print("done in %.1f s; reset the board to start the table. In play its USB port is shut: "
+          "to deploy or pull again, power it on holding %s and enter the head judge's PIN"
+          % (time.monotonic() - started, " + ".join(info["maintenance_keys"])))
     return 0
 
 

@@ -11,7 +11,11 @@ A table's report, once Decoder-checked (signed by that table, fresh seq):
   state  -> stored, shown; a table in the running round whose state shows an older round
             (rebooted, lost its journal, missed the start) gets the round's commands again,
             each with a new seq, at most every REPUSH_MS
-  record -> events stored by index, each once (a resent or reordered chunk changes nothing)
+  record -> events stored by index, each once (a resent or reordered chunk changes nothing);
+            an index re-sent with another body is "record changed" at once (both kept, both
+            on the sheet), an event received over LATE_MS after its own time is "late
+            entry" (entered while the table was not connected, or made up since: the judge
+            confirms it with the players); the verification's note repeats them
   result -> stored; the stored record's first `events` events are replayed (core Replay):
               same result and wins  -> verified "ok", penalties derived, `ack` sent
               different             -> "mismatch": flagged for the head judge, never acked
@@ -22,7 +26,9 @@ A table's report, once Decoder-checked (signed by that table, fresh seq):
 
 Judges' commands (start, pause, resume, extend, rules, collect, carry) go through run():
 audited, signed by the desk's Encoder (seq above every earlier boot's), stored in round_cmds
-so a table can be given them again.
+so a table can be given them again. There is no broadcast: a command for all tables goes to
+each table known, signed with that table's key (a table holds no other), and a table heard
+of later gets the round's commands by the re-push above.
 
 Penalties carried to the player's next match (rules.md 5, protocol.md "Carried penalties"):
 a verified record's duel_loss or match_loss given after the match becomes a carry of the
@@ -45,11 +51,15 @@ SILENT_MS = 15000          # a table heard nothing from this long is shown "sile
 SYNC_ERR_ALERT_MS = 20     # the Wi-Fi budget (docs/protocol.md)
 SYNC_AGE_ALERT_MS = 120000
 LOW_BATTERY = 15
+# A table's state counts the desk lines it dropped since boot (forged, replayed, garbled):
+# a link joined mid-line costs one; this many is someone at its port ("junk on port").
+JUNK_ALERT_DROPS = 3
 MAX_RECORD_EVENTS = 100000  # a record index beyond this is refused (bounds the store)
-TABLES_PER_LINE = 64       # pause/resume `tables` lists are cut to fit a 1024-byte line
+LATE_MS = 120000           # an event reaching the desk this long after its own time is "late"
+NOT_LATE = ("round_start", "extend", "tick")   # the desk's commands and time passing: not keyed
 MIN_EXTEND_MS, MAX_EXTEND_MS = 1000, 3600000   # as the record's `extend` event takes
-FROZEN_PHASES = ("over",)
-CARRIED_KINDS = ("duel_loss", "match_loss")   # given after a match: to the player's next one  # the round clock shown does not run down in these
+FROZEN_PHASES = ("over",)  # the round clock shown does not run down in these
+CARRIED_KINDS = ("duel_loss", "match_loss")   # given after a match: to the player's next one
 SIG_BYTES = len(',"sig":""') + 64 + 1     # what signing adds to a canonical message, "\n" in
 
 
@@ -176,12 +186,6 @@ class Desk:
         self.round = store.current_round()
         self._cmds = store.cmds(self.round["round"]) if self.round else []
 
-    def restore(self):
-        """After the links started: give MQTT the round line late joiners need."""
-        if self.round and self.round["retained"]:
-            for link in self.links:
-                link.retain(self.round["retained"])
-
     def flush(self):
         self.store.commit()
 
@@ -247,7 +251,11 @@ class Desk:
         if first + len(msg["events"]) > MAX_RECORD_EVENTS or msg["total"] > MAX_RECORD_EVENTS:
             self.drops["refused"] += 1
             return
-        self.store.add_events(tbl, round_no, first, msg["events"], msg["total"])
+        start = self.store.round(round_no)
+        flags = self.store.add_events(tbl, round_no, first, msg["events"], msg["total"], rx_ms,
+                                      start and start["start_ms"], LATE_MS, NOT_LATE)
+        if flags:
+            self.on_change("table", self.table_view(tbl))
         r = self.store.result(tbl, round_no)
         if r["result"] is not None and r["verified"] in (None, "incomplete") \
                 and self.store.event_count(tbl, round_no) >= r["events"]:
@@ -294,6 +302,11 @@ class Desk:
                     r["result"], reported["A"], reported["B"])
             else:
                 ok, note = True, "%d events replayed, %d rejected" % (n, rejected)
+        kinds = [f[1] for f in self.store.flags(tbl, round_no)]
+        if kinds:
+            note += "; %d event(s) changed on the table, %d entered while it was not " \
+                    "connected: see the sheet, confirm with the players" % (
+                        kinds.count("changed"), kinds.count("late"))
         self.store.verify(tbl, round_no, "ok" if ok else "mismatch", note, verdict,
                           verdict["penalties"] if verdict else ())
         if verdict:
@@ -338,12 +351,6 @@ class Desk:
         for l in [link] if link else self.links:
             l.send(line, tbl)
 
-    def _broadcast(self, k, fields):
-        line = self._build(k, fields, 0)
-        for l in self.links:
-            l.send(line, 0)
-        return line
-
     def _round_fields(self, fields, tbl, pairs):
         # The round message for one table: with its players' names and the language.
         out = dict(fields)
@@ -359,33 +366,23 @@ class Desk:
         return out
 
     def _cmd(self, k, fields, tables=None, tbl=0):
-        """Store a round command and send it: to table `tbl`, or to `tables` (None: all).
-        round and rules go one per table to a list; pause and resume as broadcasts that
-        name their tables."""
+        """Store a round command and send it: to table `tbl`, or to each of `tables` (None:
+        every table known now: heard from, or paired this round), one line per table."""
         round_no = self.round["round"] if self.round else 0
         pairs = self.store.pairings(round_no)
         stored = dict(fields, tables=tables) if tables is not None else fields
         self.store.add_cmd(round_no, k, tbl, stored)
         now = self.now_ms()
         if tbl:
-            self._send_to(tbl, k, fields)
+            targets = [tbl]
         elif tables is None:
-            line = self._broadcast(k, fields)
-            if k == "round":
-                self.store.set_retained(round_no, line)
-                self.round["retained"] = line
-                for t in sorted(pairs):
-                    self._send_to(t, k, self._round_fields(fields, t, pairs))
-        elif k in ("pause", "resume"):
-            for i in range(0, len(tables), TABLES_PER_LINE):
-                self._broadcast(k, dict(fields, tables=tables[i:i + TABLES_PER_LINE]))
+            targets = sorted(set(self.route) | set(pairs)
+                             | {t["tbl"] for t in self.store.tables()})
         else:
-            for t in tables:
-                self._send_to(t, k, self._round_fields(fields, t, pairs) if k == "round"
-                              else fields)
-                self.pushed[t] = now
-        if k == "round" and tables is None:
-            for t in self.route:
+            targets = tables
+        for t in targets:
+            self._send_to(t, k, self._round_fields(fields, t, pairs) if k == "round" else fields)
+            if k == "round":
                 self.pushed[t] = now
         self._cmds.append((k, tbl, stored))       # sent: a refused build raised before
 
@@ -623,12 +620,20 @@ class Desk:
             alerts.append("no round")
         if res and res["verified"] == "mismatch":
             alerts.append("mismatch")
+        kinds = [f[1] for f in self.store.flags(t["tbl"], self.round["round"])] \
+            if self.round else ()
+        if "changed" in kinds:
+            alerts.append("record changed")
+        if "late" in kinds:
+            alerts.append("late entry")
         if state.get("judge"):
             alerts.append("judge")
         if state.get("locked"):
             alerts.append("pin locked")
         if state.get("journal_full"):
             alerts.append("journal full")
+        if state.get("drops", 0) >= JUNK_ALERT_DROPS:
+            alerts.append("junk on port")
         if t["battery"] is not None and t["battery"] < LOW_BATTERY:
             alerts.append("battery")
         return {"table": t["tbl"], "link": t["link"], "online": bool(t["online"]),
@@ -645,8 +650,6 @@ class Desk:
         now = self.now_ms()
         tables = [self._view(t, now) for t in self.store.tables()]
         r = dict(self.round) if self.round else None
-        if r:
-            r.pop("retained")
         unfinished = [v["table"] for v in tables
                       if r and (r["tables"] is None or v["table"] in r["tables"])
                       and v["verified"] != "ok"]

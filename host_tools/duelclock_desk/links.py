@@ -4,18 +4,17 @@ primitives, and one subclass per kind of link, picked by URL scheme from a table
   desk --send(line, tbl)--> Link --> wire (USB serial, socket, MQTT topics)
   desk <--sink.lines(link, lines, rx_ms)-- Link.receive(bytes) <-- wire (reader thread)
 
-`send(line, tbl)` takes one signed line (wire.Encoder) for table `tbl` (0: all tables).
+`send(line, tbl)` takes one signed line (wire.Encoder) for table `tbl` (signed with that
+table's key: there is no line for all tables).
 Incoming bytes go to `receive`, which frames them per stream and hands whole lines (without
 "\\n", each at most MAX_LINE_BYTES + 1 bytes: an oversized line arrives cut, so the desk's
 Decoder counts it as `size`) to the sink, stamped with the desk time of receipt (a sync
 reply's t2). The sink (the desk service) is called from the link's own thread: it must be
 thread-safe. It also gets `sink.link_status(link, tbl, online)`: tbl None for the whole link.
 """
-import json
 import select
 import socket
 import threading
-import time
 from urllib.parse import urlsplit
 
 import serial
@@ -27,7 +26,6 @@ RETRY_S = 1.0              # a lost serial port or socket is reopened this often
 READ_TIMEOUT_S = 0.1       # a reader thread notices stop() within this
 READ_BYTES = 65536
 MQTT_KEEPALIVE_S = 30
-REPUBLISH_MIN_S = 1.0      # the retained round is restored at most this often
 
 
 class Framer:
@@ -79,10 +77,6 @@ class Link:
 
     def send(self, line, tbl):
         raise NotImplementedError
-
-    def retain(self, line):
-        """`line` is the round message a table joining late should get (MQTT: retained).
-        A stream link has no such thing: the desk re-pushes rounds to tables instead."""
 
     def info(self):
         return {"url": self.url, "up": self.up}
@@ -192,15 +186,13 @@ class MqttLink(Link):
     """The tables over an MQTT broker (docs/protocol.md, "Links"), paho-mqtt, a persistent
     session so QoS 1 reports wait at the broker while the desk restarts.
 
-      duelclock/<event>/round            desk -> all, QoS 1, retained: the round (tbl 0)
-      duelclock/<event>/cmd              desk -> all, QoS 1: pause, resume, rules (tbl 0)
       duelclock/<event>/table/<n>/cmd    desk -> n, QoS 1: everything for one table
       duelclock/<event>/table/<n>/state  n -> desk, QoS 0, retained; last will "offline"
       duelclock/<event>/table/<n>/report n -> desk, QoS 1: hello, record, result, sync
 
     The bare "offline" will is link status only, never match state (anyone on the broker
-    can publish it). The desk also listens to its own round topic: anyone can overwrite a
-    retained message, so a round line that is not the desk's is replaced by the desk's."""
+    can publish it). No desk topic is for all tables, and none is retained: a table that
+    boots mid-round gets the round from the desk's re-push (desk.py)."""
 
     def __init__(self, url, event):
         super().__init__(url)
@@ -209,9 +201,6 @@ class MqttLink(Link):
         self._auth = (u.username, u.password) if u.username else None
         self.event = event
         self._base = "duelclock/%s/" % event
-        self._retained = None
-        self._restored_at = 0.0
-        self.round_overwritten = 0
         self._client = None
 
     def start(self, sink):
@@ -235,31 +224,14 @@ class MqttLink(Link):
             self._client.disconnect()
             self._client.loop_stop()
 
-    def info(self):
-        d = super().info()
-        d["round_overwritten"] = self.round_overwritten
-        return d
-
     def send(self, line, tbl):
-        if tbl:
-            self._client.publish(self._base + "table/%d/cmd" % tbl, line, 1)
-        elif json.loads(line)["k"] == "round":
-            self.retain(line)
-        else:
-            self._client.publish(self._base + "cmd", line, 1)
-
-    def retain(self, line):
-        self._retained = line                # on_connect publishes it if not connected yet
-        if self._client.is_connected():
-            self._client.publish(self._base + "round", line, 1, retain=True)
+        self._client.publish(self._base + "table/%d/cmd" % tbl, line, 1)
 
     def _on_connect(self, client, userdata, flags, reason, props):
         if reason.is_failure:
             return
         b = self._base
-        client.subscribe([(b + "table/+/state", 0), (b + "table/+/report", 1), (b + "round", 1)])
-        if self._retained:           # a broker without persistence forgot it
-            client.publish(b + "round", self._retained, 1, retain=True)
+        client.subscribe([(b + "table/+/state", 0), (b + "table/+/report", 1)])
         self._status(True)
 
     def _on_disconnect(self, client, userdata, flags, reason, props):
@@ -267,9 +239,6 @@ class MqttLink(Link):
 
     def _on_message(self, client, userdata, msg):
         rest = msg.topic[len(self._base):] if msg.topic.startswith(self._base) else ""
-        if rest == "round":
-            self._guard_round(msg.payload)
-            return
         parts = rest.split("/")
         if len(parts) != 3 or parts[0] != "table" or not parts[1].isdigit():
             return
@@ -277,16 +246,6 @@ class MqttLink(Link):
             self.sink.link_status(self, int(parts[1]), False)
         elif msg.payload:
             self.receive(msg.payload, whole=True, retained=msg.retain)
-
-    def _guard_round(self, payload):
-        mine = self._retained
-        if mine is None or payload.rstrip(b"\r\n") == mine.rstrip(b"\r\n"):
-            return
-        self.round_overwritten += 1
-        now = time.monotonic()
-        if now - self._restored_at >= REPUBLISH_MIN_S:
-            self._restored_at = now
-            self._client.publish(self._base + "round", mine, 1, retain=True)
 
 
 def _nodelay(client, userdata, sock):

@@ -75,7 +75,7 @@ def run(a):
     at = Layout(a.board)
     out_dir = a.out or "."
     os.makedirs(out_dir, exist_ok=True)
-    board = Board(a.port)
+    board = Board(a.port, a.board)
     try:
         try:
             table = json.loads(board.read(at.config) or b"{}").get("table", "x")

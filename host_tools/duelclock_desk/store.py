@@ -27,6 +27,10 @@ What lives here, table by table:
              state: confirm (KR: the head judge decides at the desk), ready (ID: at once;
              KR: confirmed), sent (put into round/tbl as side p), declined, unnamed (no
              pairing names the player: the desk cannot find the next match).
+  record_flags  what the judge must see about a record's events (issue 15): "changed" (the
+             table re-sent event idx with another body: `detail` is that body, the desk's
+             first copy stays in records) and "late" (it reached the desk `detail` ms after
+             its own time: entered while the table was not connected, or made up since).
   audit      every command: who, what, when, outcome.
   clock      one row: the desk clock's last mark (machine boot id, monotonic ms, desk ms),
              so a restarted desk carries desk time on without a step (desk.DeskClock).
@@ -48,7 +52,7 @@ CREATE TABLE IF NOT EXISTS rounds (
     round INTEGER PRIMARY KEY, kind TEXT NOT NULL, start_ms INTEGER NOT NULL,
     limit_s INTEGER NOT NULL, cap_s INTEGER NOT NULL, extra_turns INTEGER NOT NULL,
     seating INTEGER NOT NULL, rules TEXT, lang TEXT, tables TEXT,
-    state TEXT NOT NULL, retained BLOB);
+    state TEXT NOT NULL, retained BLOB);   -- retained: unused since issue 15 (no broadcast)
 CREATE TABLE IF NOT EXISTS round_cmds (
     id INTEGER PRIMARY KEY, round INTEGER NOT NULL, k TEXT NOT NULL, tbl INTEGER NOT NULL,
     fields TEXT NOT NULL);
@@ -58,6 +62,9 @@ CREATE TABLE IF NOT EXISTS pairings (
 CREATE TABLE IF NOT EXISTS records (
     tbl INTEGER NOT NULL, round INTEGER NOT NULL, idx INTEGER NOT NULL, event TEXT NOT NULL,
     PRIMARY KEY (tbl, round, idx)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS record_flags (
+    tbl INTEGER NOT NULL, round INTEGER NOT NULL, idx INTEGER NOT NULL, kind TEXT NOT NULL,
+    detail TEXT NOT NULL, rx_ms INTEGER NOT NULL, PRIMARY KEY (tbl, round, idx, kind));
 CREATE TABLE IF NOT EXISTS results (
     tbl INTEGER NOT NULL, round INTEGER NOT NULL, total INTEGER NOT NULL DEFAULT 0,
     result TEXT, wins_a INTEGER, wins_b INTEGER, events INTEGER, received_ms INTEGER,
@@ -220,9 +227,6 @@ class Store:
         self.db.execute("UPDATE rounds SET tables = ? WHERE round = ?",
                         (None if tables is None else dumps(tables), round_no))
 
-    def set_retained(self, round_no, line):
-        self.db.execute("UPDATE rounds SET retained = ? WHERE round = ?", (line, round_no))
-
     def add_cmd(self, round_no, k, tbl, fields):
         self.db.execute("INSERT INTO round_cmds (round, k, tbl, fields) VALUES (?, ?, ?, ?)",
                         (round_no, k, tbl, dumps(fields)))
@@ -243,13 +247,35 @@ class Store:
 
     # --- records and results ----------------------------------------------------------------
 
-    def add_events(self, tbl, round_no, first, events, total):
-        """Store events first.. of the record (each index once); raise the announced total."""
-        self.db.executemany("INSERT OR IGNORE INTO records VALUES (?, ?, ?, ?)",
-                            [(tbl, round_no, first + i, dumps(ev)) for i, ev in enumerate(events)])
+    def add_events(self, tbl, round_no, first, events, total, rx_ms=0, start_ms=None,
+                   late_ms=None, not_late=()):
+        """Store events first.. of the record (each index once: the first copy stays); raise
+        the announced total. An index re-sent with another body is flagged "changed" (that
+        body kept beside the first). With the round's start_ms and late_ms, an event first
+        received (desk time rx_ms) more than late_ms after its own time (start_ms + its t) is
+        flagged "late", the delay its detail, unless its "ev" is in not_late. Returns the
+        flags added, [(idx, kind, detail)]."""
+        flags = []
+        for i, ev in enumerate(events):
+            idx, body = first + i, dumps(ev)
+            old = self._one("SELECT event FROM records WHERE tbl = ? AND round = ? AND idx = ?",
+                            (tbl, round_no, idx))
+            if old is None:
+                self.db.execute("INSERT INTO records VALUES (?, ?, ?, ?)",
+                                (tbl, round_no, idx, body))
+                delay = None if start_ms is None or type(ev.get("t")) is not int \
+                    or ev.get("ev") in not_late else rx_ms - start_ms - ev["t"]
+                if delay is not None and delay > late_ms:
+                    flags.append((idx, "late", str(delay)))
+            elif old[0] != body:
+                flags.append((idx, "changed", body))
+        self.db.executemany("INSERT OR REPLACE INTO record_flags VALUES (?, ?, ?, ?, ?, ?)",
+                            [(tbl, round_no, idx, kind, detail, rx_ms)
+                             for idx, kind, detail in flags])
         self.db.execute(
             "INSERT INTO results (tbl, round, total) VALUES (?, ?, ?) ON CONFLICT (tbl, round)"
             " DO UPDATE SET total = MAX(total, excluded.total)", (tbl, round_no, total))
+        return flags
 
     def events(self, tbl, round_no, count=None):
         """The stored events 0.. of a record while they are contiguous, at most `count`."""
@@ -260,6 +286,13 @@ class Store:
                 break
             out.append(json.loads(text))
         return out
+
+    def flags(self, tbl, round_no):
+        """[(idx, kind, detail, first copy)] of the record, by index (record_flags)."""
+        return [tuple(r) for r in self._all(
+            "SELECT f.idx, f.kind, f.detail, r.event FROM record_flags f JOIN records r"
+            " USING (tbl, round, idx) WHERE tbl = ? AND round = ? ORDER BY f.idx, f.kind",
+            (tbl, round_no))]
 
     def event_count(self, tbl, round_no):
         return self._one("SELECT COUNT(*) FROM records WHERE tbl = ? AND round = ?",
@@ -389,6 +422,7 @@ def _round(row):
     if row is None:
         return None
     r = dict(row)
+    r.pop("retained")
     r["seating"] = bool(r["seating"])
     r["tables"] = None if r["tables"] is None else json.loads(r["tables"])
     return r

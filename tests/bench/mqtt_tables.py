@@ -2,7 +2,7 @@
 # and match) on one thread, each its own MQTT 3.1.1 connection over a plain non-blocking
 # socket: the light driver the desk-link bench needs for hundreds of tables per process
 # (paho's thread per client does not get there). Topics as docs/protocol.md and
-# fake_table.MqttTables: round, cmd and table/<n>/cmd in (QoS 1), state out (QoS 0,
+# fake_table.MqttTables: table/<n>/cmd in (QoS 1), state out (QoS 0,
 # retained, last will "offline"), reports out (QoS 1).
 #
 # In the bench process (the Wi-Fi sync bench): Host(...) with a local_ms(tbl) the bench
@@ -117,11 +117,9 @@ class Conn:
         s.setblocking(False)
         s.connect_ex(self.host.addr)
         self.sock = s
-        b = self.host.base
         self.write(connect_packet("bench-t%d" % self.table.tbl, self.topic("state"), b"offline",
                                   KEEPALIVE_S))
-        self.write(subscribe_packet(self._pid(), [(b + "round", 1), (b + "cmd", 1),
-                                                  (self.topic("cmd"), 1)]))
+        self.write(subscribe_packet(self._pid(), [(self.topic("cmd"), 1)]))
 
     def _pid(self):
         self.pid = self.pid % 65535 + 1

@@ -34,13 +34,16 @@ if len(sys.argv) > 5:
 
 import framebuf  # noqa: E402
 
+from duelclock.core.sign import pin_hash  # noqa: E402
 from duelclock.core.ui import Ui  # noqa: E402
 from duelclock.core.view import build  # noqa: E402
 from duelclock.journal import Journal  # noqa: E402
 from duelclock.render_fb import FbRenderer  # noqa: E402
 
 W, H = 128, 64
-PINS = {"floor": "1111", "head": "2222"}       # simulator/player.py JUDGE_PINS
+# simulator/player.py JUDGE_PINS, stored as deploy stores them (the real rounds: the bench
+# pays a board's PIN check)
+PINS = {"floor": pin_hash("1111", b"bench-salt"), "head": pin_hash("2222", b"bench-salt")}
 
 
 def main(plan_path, root, end_ms, sample):

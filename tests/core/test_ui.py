@@ -2,13 +2,16 @@
 from duelclock.core.ui import Ui, PIN_TRIES
 from duelclock.core.view import build
 from duelclock.core.record import check_event
+from duelclock.core.sign import pin_hash
 
 MIN = 60000
+# As deploy stores them: hashed, never in clear (2 rounds: the test's speed, not a board's).
+PINS = {"floor": pin_hash("1111", b"salt-7", 2), "head": pin_hash("2222", b"salt-7", 2)}
 
 
 def _table(**start):
     saved = []
-    ui = Ui(7, saved.append, pins={"floor": "1111", "head": "2222"})
+    ui = Ui(7, saved.append, pins=PINS)
     ev = {"t": 0, "ev": "round_start", "round": 2, "kind": "swiss"}
     for k in start:
         ev[k] = start[k]
@@ -277,7 +280,7 @@ def test_key_mashing_never_crashes_and_never_records_unconfirmed():
         if state["key"] not in confirming[ev["ev"]]:
             bad.append((state["key"], ev))
 
-    ui = Ui(1, save, pins={"floor": "1111", "head": "2222"})
+    ui = Ui(1, save, pins=PINS)
     ui.start_round({"t": 0, "ev": "round_start", "round": 1, "kind": "swiss", "seating": True})
     x = 12345
     t = -MIN

@@ -2,10 +2,12 @@
 # framing, drops.
 # Desk and tables are joined by an in-memory link: bytes out of one Encoder, into a Decoder.
 import binascii
+import hashlib
 
 from duelclock.core import wire
 from duelclock.core.clock import Clock
-from duelclock.core.sign import encode, canonical, hmac_sha256, table_key
+from duelclock.core.sign import (encode, canonical, command_key, hmac_sha256, pin_hash,
+                                 pin_matches, table_key)
 from duelclock.core.wire import Decoder, Encoder
 
 KEY = b"duelclock test event key"
@@ -14,6 +16,11 @@ ROUND = {"round": 2, "kind": "swiss", "start_ms": 123456, "limit_s": 2700, "cap_
 EXTEND = {"v": 1, "k": "extend", "tbl": 17, "seq": 1, "round": 2, "ms": 9}
 STATE = {"round": 2, "phase": "duel", "duel": 1, "wins": {"A": 0, "B": 0},
          "lp": {"A": 8000, "B": 7000}, "turn": 3, "remaining_ms": 1000}
+
+
+def tk(tbl):
+    """Table `tbl`'s own key: all a table holds (the event key stays at the desk)."""
+    return table_key(KEY, tbl)
 
 
 def with_(d, **more):
@@ -71,9 +78,22 @@ def test_a_line_is_byte_identical_everywhere():
                     b'39588f0c71e738ffa4e244b8e4024c5cdf0465f252cba27913fb7a8b9e8f1742"}\n'), line
 
 
-def test_table_keys_differ_per_table_and_from_the_event_key():
+def test_table_keys_differ_per_table_direction_and_from_the_event_key():
     keys = [KEY] + [table_key(KEY, t) for t in (1, 2, 17, 170)]
-    assert len(set(keys)) == 5 and len(keys[1]) == 32
+    keys += [command_key(k) for k in keys[1:]]
+    assert len(set(keys)) == 9 and len(keys[1]) == 32 and len(keys[-1]) == 32
+
+
+def test_a_pin_is_stored_salted_and_iterated_and_one_in_clear_never_matches():
+    stored = pin_hash("2468", b"salt", 50)
+    h = hashlib.sha256(b"salt2468").digest()                # the documented construction
+    for _ in range(49):
+        h = hashlib.sha256(h + b"salt").digest()
+    assert stored == "50$73616c74$" + binascii.hexlify(h).decode()
+    assert pin_matches("2468", stored) and not pin_matches("2467", stored)
+    assert pin_hash("2468", b"pepper", 50) != stored        # another table's salt
+    for bad in ("2468", "", None, "50$zz$00", "0$73616c74$00", "x$y", "50$7$" + "0" * 64):
+        assert not pin_matches("2468", bad), bad
 
 
 # --- two peers over a fake link -------------------------------------------------------------
@@ -81,17 +101,17 @@ def test_table_keys_differ_per_table_and_from_the_event_key():
 def test_desk_and_tables_talk_through_a_fake_link_byte_by_byte():
     desk_out = Encoder(KEY, boot=1)
     desk_in = Decoder(KEY)
-    t17, t18 = Decoder(KEY, tbl=17), Decoder(KEY, tbl=18)
-    t17_out = Encoder(KEY, boot=4, tbl=17)
+    t17, t18 = Decoder(tk(17), tbl=17), Decoder(tk(18), tbl=18)
+    t17_out = Encoder(tk(17), boot=4, tbl=17)
     names = {"A": "\uae40\ubbfc\uc218", "B": "Budi"}
     link = desk_out.build("round", with_(ROUND, names=names, lang="ko"), tbl=17)
-    link += desk_out.build("pause", {"at_ms": 200000}, tbl=0)
+    link += desk_out.build("pause", {"at_ms": 200000}, tbl=17)
     got = feed_bytewise(t17, link)
     assert [m["k"] for m in got] == ["round", "pause"]
-    assert got[0]["names"] == names and got[0]["seq"] == wire.SEQ_BOOT and got[1]["tbl"] == 0
+    assert got[0]["names"] == names and got[0]["seq"] == wire.SEQ_BOOT and got[1]["tbl"] == 17
     assert "sig" not in got[0]
-    assert [m["k"] for m in feed_bytewise(t18, link)] == ["pause"]    # the round was 17's
-    only_drop(t18, "table")
+    assert feed_bytewise(t18, link) == []                       # both were 17's
+    only_drop(t18, "table", 2)
     # The table's clock exchange, through the same link.
     clock = Clock()
     req = feed_bytewise(desk_in, t17_out.build("sync", {"t1": 1000}))[0]
@@ -115,7 +135,7 @@ def test_any_chunking_gives_the_same_messages():
     stream = b"".join(enc.build("extend", {"round": 1, "ms": 1000 * i}, tbl=3) for i in range(1, 6))
     stream = stream.replace(b"\n", b"\r\n", 1)          # a serial line ending is fine too
     for size in (1, 2, 3, 7, 64, 1000, len(stream)):
-        dec = Decoder(KEY, tbl=3)
+        dec = Decoder(tk(3), tbl=3)
         got = []
         for i in range(0, len(stream), size):
             got += dec.feed(stream[i:i + size])
@@ -124,7 +144,7 @@ def test_any_chunking_gives_the_same_messages():
 
 
 def test_every_message_type_round_trips():
-    desk = {"round": ROUND, "pause": {"at_ms": 5, "tables": [1, 3]}, "resume": {"at_ms": -5},
+    desk = {"round": ROUND, "pause": {"at_ms": 5}, "resume": {"at_ms": -5},
             "extend": {"round": 2, "ms": 60000}, "ack": {"round": 2, "events": 40},
             "rules": {"name": "KR", "settings": {"extra_turns": 1, "seating": True, "note": "x"}},
             "sync": {"t1": 1, "t2": 2, "t3": 3, "re": 7}}
@@ -134,11 +154,11 @@ def test_every_message_type_round_trips():
                  {"t": 5, "ev": "lp", "A": -100, "cost": True}]},
              "result": {"round": 2, "result": "A", "wins": {"A": 2, "B": 0}, "events": 40},
              "sync": {"t1": 99}}
-    desk_out, t1_in = Encoder(KEY, 0), Decoder(KEY, tbl=1)
+    desk_out, t1_in = Encoder(KEY, 0), Decoder(tk(1), tbl=1)
     for k in desk:
         got = t1_in.feed(desk_out.build(k, desk[k], tbl=1))
         assert got and got[0] == with_(desk[k], v=1, k=k, tbl=1, seq=got[0]["seq"]), k
-    t1_out, desk_in = Encoder(KEY, 0, tbl=1), Decoder(KEY)
+    t1_out, desk_in = Encoder(tk(1), 0, tbl=1), Decoder(KEY)
     for k in table:
         got = desk_in.feed(t1_out.build(k, table[k]))
         assert got and got[0] == with_(table[k], v=1, k=k, tbl=1, seq=got[0]["seq"]), k
@@ -152,46 +172,49 @@ def test_forged_messages_are_dropped():
         line.replace(b'"ms":60000', b'"ms":600000'),                    # changed after signing
         line.replace(b'"sig":"', b'"sig":"0')[:-3] + b'"}\n',            # sig edited
         encode(EXTEND, b"guessed key"),
-        encode(EXTEND, table_key(KEY, 17)),                             # a table's key
+        encode(EXTEND, KEY),                                            # the event key itself
+        encode(EXTEND, tk(17)),                                         # the table's report key
+        encode(EXTEND, command_key(tk(18))),                            # another table's
         line.replace(b'"sig":"', b'"sig":"X')[:-1],                      # not hex, wrong length
     )
     for bad in cases:
-        dec = Decoder(KEY, tbl=17)
+        dec = Decoder(tk(17), tbl=17)
         assert dec.feed(bad + (b"" if bad.endswith(b"\n") else b"\n")) == [], bad
         only_drop(dec, "sig")
-    # A table's report signed with the event key, or another table's key, is forged too.
-    for key in (KEY, table_key(KEY, 18)):
+    # A table's report signed with the event key, another table's key or a command key (a
+    # command reflected as a report) is forged too.
+    for key in (KEY, tk(18), command_key(tk(17))):
         dec = Decoder(KEY)
         assert dec.feed(encode(with_(STATE, v=1, k="state", tbl=17, seq=0), key)) == []
         only_drop(dec, "sig")
 
 
 def test_unsigned_messages_are_dropped():
-    dec = Decoder(KEY, tbl=17)
+    dec = Decoder(tk(17), tbl=17)
     assert dec.feed(canonical(EXTEND) + b"\n") == []
     only_drop(dec, "unsigned")
 
 
 def test_replays_and_old_sequence_numbers_are_dropped():
     enc = Encoder(KEY, 0)
-    first = enc.build("pause", {"at_ms": 1}, tbl=0)
-    second = enc.build("resume", {"at_ms": 2}, tbl=0)
-    dec = Decoder(KEY, tbl=5)
+    first = enc.build("pause", {"at_ms": 1}, tbl=5)
+    second = enc.build("resume", {"at_ms": 2}, tbl=5)
+    dec = Decoder(tk(5), tbl=5)
     assert len(dec.feed(first + second)) == 2
     assert dec.feed(second) == [] and dec.feed(first) == []
     only_drop(dec, "replay", 2)
     # Commands must come in order: a held-back pause cannot land after the resume.
-    dec = Decoder(KEY, tbl=5)
+    dec = Decoder(tk(5), tbl=5)
     assert [m["k"] for m in dec.feed(second + first)] == ["resume"]
     only_drop(dec, "replay")
 
 
 def test_sync_replies_are_a_stream_of_their_own():
     enc = Encoder(KEY, 0)
-    pause = enc.build("pause", {"at_ms": 1}, tbl=0)
+    pause = enc.build("pause", {"at_ms": 1}, tbl=5)
     reply = enc.build("sync", {"t1": 1, "t2": 2, "t3": 3, "re": 0}, tbl=5)
-    resume = enc.build("resume", {"at_ms": 2}, tbl=0)
-    dec = Decoder(KEY, tbl=5)
+    resume = enc.build("resume", {"at_ms": 2}, tbl=5)
+    dec = Decoder(tk(5), tbl=5)
     got = dec.feed(reply + pause + resume + reply + pause)
     assert [m["k"] for m in got] == ["sync", "pause", "resume"]
     only_drop(dec, "replay", 2)
@@ -199,7 +222,7 @@ def test_sync_replies_are_a_stream_of_their_own():
 
 
 def test_the_desk_takes_reports_reordered_within_a_window_once_each():
-    enc = Encoder(KEY, 0, tbl=9)
+    enc = Encoder(tk(9), 0, tbl=9)
     lines = [enc.build("sync", {"t1": i}) for i in range(wire.REPORT_WINDOW + 2)]
     dec = Decoder(KEY)
     assert len(dec.feed(lines[-1])) == 1
@@ -209,30 +232,30 @@ def test_the_desk_takes_reports_reordered_within_a_window_once_each():
 
 
 def test_restarts_continue_the_sequence():
-    before = Encoder(KEY, boot=7).build("pause", {"at_ms": 1}, tbl=0)
-    after = Encoder(KEY, boot=8).build("resume", {"at_ms": 2}, tbl=0)   # the desk restarted
-    dec = Decoder(KEY, tbl=2)
+    before = Encoder(KEY, boot=7).build("pause", {"at_ms": 1}, tbl=2)
+    after = Encoder(KEY, boot=8).build("resume", {"at_ms": 2}, tbl=2)   # the desk restarted
+    dec = Decoder(tk(2), tbl=2)
     assert len(dec.feed(before + after)) == 2
     seen = dec.last_seq(0)
     # The table restarts too: seeded with the seq it journalled, old lines stay dead.
-    dec = Decoder(KEY, tbl=2, seen={0: seen})
+    dec = Decoder(tk(2), tbl=2, seen={0: seen})
     assert dec.feed(before + after) == []
     only_drop(dec, "replay", 2)
-    assert len(dec.feed(Encoder(KEY, boot=9).build("pause", {"at_ms": 3}, tbl=0))) == 1
+    assert len(dec.feed(Encoder(KEY, boot=9).build("pause", {"at_ms": 3}, tbl=2))) == 1
 
 
 def test_truncated_lines_are_dropped_and_the_next_line_is_read():
     line = Encoder(KEY, 0).build("round", ROUND, tbl=4)
-    dec = Decoder(KEY, tbl=4)
+    dec = Decoder(tk(4), tbl=4)
     assert dec.feed(line[:40] + b"\n" + line) != []
     only_drop(dec, "json")
-    dec = Decoder(KEY, tbl=4)
+    dec = Decoder(tk(4), tbl=4)
     assert dec.feed(line[:-5] + b"\n") == []                             # the sig cut short
     only_drop(dec, "json")
 
 
 def test_a_megabyte_line_is_skipped_unbuffered_and_counted_once():
-    dec = Decoder(KEY, tbl=4)
+    dec = Decoder(tk(4), tbl=4)
     chunk = b'{"k":"round","pad":"' + b"x" * 4076
     for i in range(256):                                                # 1 MB, no newline
         assert dec.feed(chunk) == []
@@ -244,19 +267,21 @@ def test_a_megabyte_line_is_skipped_unbuffered_and_counted_once():
 
 def test_line_length_limit_is_exact():
     for size, reason in ((wire.MAX_LINE_BYTES, "json"), (wire.MAX_LINE_BYTES + 1, "size")):
-        dec = Decoder(KEY, tbl=4)
+        dec = Decoder(tk(4), tbl=4)
         assert dec.feed(b"x" * size + b"\n") == []
         only_drop(dec, reason)
 
 
 def test_messages_for_other_tables_are_dropped():
     enc = Encoder(KEY, 0)
-    dec = Decoder(KEY, tbl=17)
-    assert dec.feed(enc.build("extend", {"round": 1, "ms": 5}, tbl=18)) == []
-    assert dec.feed(enc.build("pause", {"at_ms": 1, "tables": [1, 2, 18]}, tbl=0)) == []
-    only_drop(dec, "table", 2)
-    assert len(dec.feed(enc.build("pause", {"at_ms": 1, "tables": [17, 18]}, tbl=0))) == 1
-    assert len(dec.feed(enc.build("resume", {"at_ms": 2}, tbl=0))) == 1
+    dec = Decoder(tk(17), tbl=17)
+    for18 = enc.build("extend", {"round": 1, "ms": 5}, tbl=18)
+    assert dec.feed(for18) == []
+    only_drop(dec, "table")
+    # Readdressed to 17, 18's command fails 17's key: no line speaks to two tables.
+    assert dec.feed(for18.replace(b'"tbl":18', b'"tbl":17')) == []
+    assert dec.drops["sig"] == 1
+    assert len(dec.feed(enc.build("resume", {"at_ms": 2}, tbl=17))) == 1
 
 
 def test_malformed_messages_are_dropped_with_a_reason():
@@ -271,18 +296,18 @@ def test_malformed_messages_are_dropped_with_a_reason():
         (with_(ROUND, v=1, k="round", tbl=4, seq=1, names={"A": "x", "B": "y", "C": "z"}), "field"),
         (with_(ROUND, v=1, k="round", tbl=4, seq=1, names={"A": "x", "B": ""}), "field"),
         (with_(ROUND, v=1, k="round", tbl=4, seq=1, lang="x" * 65), "field"),
-        ({"v": 1, "k": "pause", "tbl": 0, "seq": 1, "at_ms": 1, "tables": []}, "field"),
-        ({"v": 1, "k": "pause", "tbl": 0, "seq": 1, "at_ms": 1, "tables": [0]}, "field"),
-        ({"v": 1, "k": "rules", "tbl": 0, "seq": 1, "name": "KR", "settings": {"a": [1]}}, "field"),
+        ({"v": 1, "k": "pause", "tbl": 0, "seq": 1, "at_ms": 1}, "field"),      # no "all tables"
+        ({"v": 1, "k": "pause", "tbl": 4, "seq": 1, "at_ms": 1, "tables": [4]}, "field"),
+        ({"v": 1, "k": "rules", "tbl": 4, "seq": 1, "name": "KR", "settings": {"a": [1]}}, "field"),
     )
     for msg, reason in cases:
-        dec = Decoder(KEY, tbl=4)
+        dec = Decoder(tk(4), tbl=4)
         assert dec.feed(encode(msg, KEY)) == [], msg
         only_drop(dec, reason)
     deep = b"[" * 512 + b"]" * 512                                      # 1024 bytes, valid JSON
     for bad in (b"[1, 2]", b"not json", b'{"v": 1.0}', b"\xff\xfe", b'{"v":1,"sig":"00"', deep,
                 b"{" * 1024):
-        dec = Decoder(KEY, tbl=4)
+        dec = Decoder(tk(4), tbl=4)
         assert dec.feed(bad + b"\n") == []
         assert sum(dec.drops.values()) == 1 and dec.drops["json"] + dec.drops["version"] == 1, bad
     # Reports: tbl 0 is no table, and record events stay flat.
@@ -296,7 +321,7 @@ def test_malformed_messages_are_dropped_with_a_reason():
 
 def test_a_lone_surrogate_is_dropped_on_every_platform():
     line = Encoder(KEY, 0).build("round", with_(ROUND, names={"A": "a", "B": "b"}), tbl=4)
-    dec = Decoder(KEY, tbl=4)
+    dec = Decoder(tk(4), tbl=4)
     assert dec.feed(line.replace(b'"A":"a"', b'"A":"\\ud800"')) == []
     assert sum(dec.drops.values()) == 1 and dec.drops["field"] + dec.drops["sig"] == 1
 
@@ -310,7 +335,7 @@ def test_random_bytes_never_raise_and_every_line_is_counted():
         data.append(b if b % 40 else 10)                        # a newline now and then
     data = bytes(data)
     lines = [l for l in data.split(b"\n")[:-1] if l.rstrip(b"\r")]
-    for dec in (Decoder(KEY, tbl=1), Decoder(KEY)):
+    for dec in (Decoder(tk(1), tbl=1), Decoder(KEY)):
         for i in range(0, len(data), 97):
             assert dec.feed(data[i:i + 97]) == []
         assert sum(dec.drops.values()) == len(lines), (dec.drops, len(lines))
@@ -319,8 +344,9 @@ def test_random_bytes_never_raise_and_every_line_is_counted():
 # --- the Encoder only builds what a Decoder takes ------------------------------------------------
 
 def test_the_encoder_refuses_what_the_receiver_would_drop():
-    desk, table = Encoder(KEY, 0), Encoder(KEY, 0, tbl=3)
+    desk, table = Encoder(KEY, 0), Encoder(tk(3), 0, tbl=3)
     assert raises(lambda: desk.build("extend", {"round": 1, "ms": 5}))             # no table
+    assert raises(lambda: desk.build("pause", {"at_ms": 1}, tbl=0))                # nor "all"
     assert raises(lambda: table.build("state", STATE, tbl=3))                      # table is fixed
     assert raises(lambda: desk.build("extend", {"round": 1, "ms": -5}, tbl=3))
     assert raises(lambda: desk.build("extend", {"round": 1, "ms": 5, "seq": 9}, tbl=3))
@@ -330,5 +356,5 @@ def test_the_encoder_refuses_what_the_receiver_would_drop():
     assert raises(lambda: table.build("record", record))                           # > 1024 bytes
     assert desk.seq == 0 and table.seq == 0                                        # none spent
     desk.seq = wire.SEQ_BOOT - 1
-    assert desk.build("resume", {"at_ms": 1}, tbl=0)
-    assert raises(lambda: desk.build("resume", {"at_ms": 1}, tbl=0))          # next boot, please
+    assert desk.build("resume", {"at_ms": 1}, tbl=3)
+    assert raises(lambda: desk.build("resume", {"at_ms": 1}, tbl=3))          # next boot, please

@@ -7,7 +7,7 @@ import json
 import random
 
 from duelclock.core import wire
-from duelclock.core.sign import encode, table_key
+from duelclock.core.sign import command_key, encode, table_key
 from tests.faults.upy_fuzz import KEY, TBL
 
 SEQ_BOOT = wire.SEQ_BOOT
@@ -16,23 +16,23 @@ SEQ_BOOT = wire.SEQ_BOOT
 # --- inputs for the wire decoder ------------------------------------------------------------
 
 def _pool():
-    """Valid signed lines: every desk command (to table TBL, to all, to another table) and
-    every table report (from TBL and from table 6)."""
+    """Valid signed lines: every desk command (to table TBL, to another table) and every
+    table report (from TBL and from table 6)."""
     desk = wire.Encoder(KEY, 1)
     rnd = {"round": 3, "kind": "swiss", "start_ms": 120000, "limit_s": 2700, "cap_s": 1800,
            "extra_turns": 1, "seating": True}
-    cmds = [desk.build("round", rnd, 0),
+    cmds = [desk.build("round", rnd, 7),
             desk.build("round", dict(rnd, names={"A": "Kim", "B": "Budi"}, lang="ko", rules="KR"), TBL),
-            desk.build("pause", {"at_ms": 5000, "tables": [TBL, 7]}, 0),
-            desk.build("resume", {"at_ms": 9000}, 0),
+            desk.build("pause", {"at_ms": 5000}, TBL),
+            desk.build("resume", {"at_ms": 9000}, TBL),
             desk.build("extend", {"round": 3, "ms": 60000}, TBL),
             desk.build("extend", {"round": 3, "ms": 60000}, 9),
-            desk.build("rules", {"name": "KR", "settings": {"extend_ok": True, "n": 3}}, 0),
+            desk.build("rules", {"name": "KR", "settings": {"extend_ok": True, "n": 3}}, TBL),
             desk.build("ack", {"round": 3, "events": 12}, TBL),
             desk.build("sync", {"t1": 100, "t2": 200, "t3": 201, "re": 7}, TBL)]
     reports = []
     for tbl in (TBL, 6):
-        t = wire.Encoder(KEY, 1, tbl=tbl)
+        t = wire.Encoder(table_key(KEY, tbl), 1, tbl=tbl)
         reports += [t.build("hello", {"board": "SIM", "fw": "0.1", "battery": 80}),
                     t.build("state", {"round": 3, "phase": "duel", "duel": 1,
                                       "wins": {"A": 0, "B": 0}, "lp": {"A": 8000, "B": 6500},
@@ -99,11 +99,12 @@ def _resign(rng, d, side, counter):
     how = rng.randrange(7)
     how = 0 if how > 4 else how                          # the right key: 3 in 7
     tbl = d.get("tbl")
-    right = KEY if side == "t" else table_key(KEY, tbl if type(tbl) is int else 0)
+    own = table_key(KEY, tbl if type(tbl) is int else 0)
+    right = command_key(own) if side == "t" else own
     if how <= 2:
         if rng.random() < 0.7:
             d["seq"] = 2 * SEQ_BOOT + counter * 64        # fresh: not a replay
-        key = (right, b"not the key", table_key(KEY, TBL) if side == "t" else KEY)[how]
+        key = (right, b"not the key", own if side == "t" else command_key(own))[how]
         try:
             return encode(d, key).rstrip(b"\n")
         except (ValueError, UnicodeError, TypeError):    # floats, null, surrogates

@@ -17,6 +17,7 @@ import os
 from duelclock.core.jsonio import dumps_event
 from duelclock.core.keys import Keys
 from duelclock.core.replay import Replay
+from duelclock.core.sign import pin_hash
 from duelclock.core.ui import Ui
 from tests.faults.upy_fuzz import Corrupt
 
@@ -160,7 +161,8 @@ class UiTarget:
                 st["since"] = set()
             journal.append(dict(ev))
 
-        ui = Ui(1, save, pins={"floor": "1111", "head": "2222"})
+        ui = Ui(1, save, pins={"floor": pin_hash("1111", b"salt", 2),
+                               "head": pin_hash("2222", b"salt", 2)})
         start = {"t": 0, "ev": "round_start", "round": 1, "kind": rng.choice(("swiss", "elimination")),
                  "seating": rng.random() < 0.5, "limit_s": rng.choice((60, 600, 2700)),
                  "cap_s": rng.choice((0, 30, 1800)), "extra_turns": rng.choice((0, 1, 3)),

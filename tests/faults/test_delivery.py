@@ -22,6 +22,7 @@ import time
 import pytest
 from paho.mqtt import client as mqtt
 
+from duelclock.core.sign import pin_hash
 from duelclock_desk.api import Service
 from duelclock_desk.broker import Mosquitto
 from tests.faults.netkit import MqttPackets, Proxy, stored_rows
@@ -238,7 +239,8 @@ def test_a_lost_result_is_sent_again_until_the_desk_acks(tmp_path):
             return True
 
     now = [0]
-    cfg = {"table": 1, "key": "00" * 32, "pins": {"floor": "1111", "head": "2222"}}
+    cfg = {"table": 1, "key": "00" * 32, "pins": {"floor": pin_hash("1111", b"salt", 2),
+                                                  "head": pin_hash("2222", b"salt", 2)}}
     t = app.Table(Board(), cfg, Wire(), lambda: now[0], str(tmp_path))
     t.clock.sample(0, 0, 0, 0)                               # synced: desk = local
     t.ui.start_round({"t": 0, "ev": "round_start", "round": 1, "kind": "swiss", "limit_s": 2700,

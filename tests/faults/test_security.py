@@ -6,12 +6,14 @@ test_desk_mqtt.py (a keyless desk against fake tables): here the tables are the 
 commands replayed are real ones captured off the broker, and what the table counts is checked
 through its own state report.
 
-  - forged, replayed (captured extend and round), reflected and unsigned desk commands: the
-    table's record and clock are unchanged, and its state report counts the drops;
+  - forged, replayed (captured extend and round), reflected and unsigned desk commands, and
+    commands for another table (readdressed, or signed with table 1's own keys, all a stolen
+    table 1 holds): the tables' records and clocks are unchanged, their state reports count
+    the drops;
   - a report signed with another table's key, and one replayed: the desk drops and shows them;
   - judge PIN guessing at a table: lockout, shown at the desk, and over after LOCKOUT_MS;
   - the event key is in no MQTT payload, API answer, dashboard page, log, CLI output or
-    store of the desk (the board config that deploy writes holds it: the search finds it).
+    store of the desk, nor on a table: its config holds its own key and hashed PINs.
 """
 import base64
 import json
@@ -24,7 +26,7 @@ import urllib.request
 import pytest
 from paho.mqtt import client as mqtt
 
-from duelclock.core.sign import encode, table_key
+from duelclock.core.sign import command_key, encode, table_key
 from duelclock.core.ui import LOCKOUT_MS
 from duelclock.core.wire import Encoder
 from simulator.room import Room
@@ -110,29 +112,40 @@ def test_forged_replayed_and_unsigned_commands_change_nothing_at_the_table(venue
     room, rogue, key = venue
     base = "duelclock/sec/"
     _, extend = rogue.last("table/1/cmd", "extend")
-    _, round_line = rogue.last("round", "round")
+    _, round_line = rogue.last("table/1/cmd", "round")
+    _, round_2 = rogue.last("table/2/cmd", "round")
     before = {n: detail(room, n) for n in (1, 2)}
-    drops0 = _drops(room, 1)
+    drops0 = {n: _drops(room, n) for n in (1, 2)}
     forger = Encoder(b"a guessed key, not the event key", boot=999)
     bumped = json.loads(extend)
     bumped["seq"] += 1000                            # the captured sig no longer fits
     unsigned = dict(bumped)
     del unsigned["sig"]
+    pause_2 = dict(unsigned, k="pause", tbl=2, at_ms=0, seq=unsigned["seq"] + 2)
+    del pause_2["round"], pause_2["ms"]
     attacks = [
         ("table/1/cmd", extend),                                     # replayed, verbatim
         ("table/1/cmd", round_line),                                 # the round, replayed
+        ("table/1/cmd", round_2),                                    # table 2's, to table 1
         ("table/1/cmd", json.dumps(bumped).encode()),                # replayed, seq raised
         ("table/1/cmd", forger.build("extend", {"round": 1, "ms": 3600000}, 1)),
-        ("cmd", forger.build("pause", {"at_ms": 0}, 0)),             # to every table
         ("table/1/cmd", json.dumps(unsigned).encode()),
-        ("table/1/cmd", encode(dict(unsigned, seq=unsigned["seq"] + 1),   # a table's key
+        ("table/1/cmd", encode(dict(unsigned, seq=unsigned["seq"] + 1),   # its report key
                                table_key(key, 1))),
     ]
-    for topic, payload in attacks:
+    # A stolen (opened) table 1 holds its own key and its command key, nothing else: what
+    # it signs for table 2 is forged there.
+    own_1 = table_key(key, 1)
+    attacks_2 = [
+        ("table/2/cmd", extend.replace(b'"tbl":1,', b'"tbl":2,')),   # readdressed
+        ("table/2/cmd", encode(pause_2, command_key(own_1))),
+        ("table/2/cmd", encode(pause_2, own_1)),
+    ]
+    for topic, payload in attacks + attacks_2:
         rogue.publish(base + topic, payload.rstrip(b"\n"))
-    # The table counts each one and says so in its next state reports.
-    assert wait_for(lambda: _drops(room, 1) >= drops0 + len(attacks), 30), _drops(room, 1)
-    assert _drops(room, 2) >= 1                                      # the broadcast pause
+    # The tables count each one and say so in their next state reports.
+    assert wait_for(lambda: _drops(room, 1) >= drops0[1] + len(attacks), 30), _drops(room, 1)
+    assert wait_for(lambda: _drops(room, 2) >= drops0[2] + len(attacks_2), 30), _drops(room, 2)
     time.sleep(1.0)
     after = {n: detail(room, n) for n in (1, 2)}
     for n in (1, 2):
@@ -218,6 +231,13 @@ def test_the_event_key_never_leaves_the_desk_in_clear(venue):
     leaks = [(where, i) for where, data in seen.items() for i, form in enumerate(forms)
              if form in data]
     assert leaks == []
-    # Deploy puts it on the board, and only there: the search does find it in that config.
-    with open(room.tables[1].config, "rb") as f:
-        assert key.hex().encode() in f.read()
+    # Nor is it on a table: the config holds the table's own key and the PINs hashed.
+    for n, t in room.tables.items():
+        with open(t.config, "rb") as f:
+            data = f.read()
+        assert [form for form in forms if form in data] == [], n
+        cfg = json.loads(data)
+        assert cfg["key"] == table_key(key, n).hex()
+        assert sorted(cfg["pins"]) == ["floor", "head"]
+        assert all(pin.count("$") == 2 and pin not in ("1111", "2222")
+                   for pin in cfg["pins"].values()), cfg["pins"]

@@ -17,7 +17,7 @@ from duelclock.core import wire
 from duelclock.core.jsonio import dumps_event
 from duelclock.core.record import check_event, parse_line, read_line, MAX_LINE_BYTES as RECORD_MAX
 from duelclock.core.replay import Replay
-from duelclock.core.sign import Key, canonical, table_key
+from duelclock.core.sign import Key, canonical, command_key, table_key
 
 KEY = bytes(range(32))
 TBL = 4                                  # the table whose Decoder is fuzzed ("t")
@@ -58,12 +58,12 @@ class WireTarget:
     def __init__(self, side):
         self.side = side
         if side == "t":
-            self.dec = wire.Decoder(KEY, tbl=TBL)
+            self.dec = wire.Decoder(table_key(KEY, TBL), tbl=TBL)
             self.enc = wire.Encoder(KEY, PROBE_BOOT)
             self.types = wire.DESK_TYPES
         else:
             self.dec = wire.Decoder(KEY)
-            self.enc = wire.Encoder(KEY, PROBE_BOOT, tbl=TBL)
+            self.enc = wire.Encoder(table_key(KEY, TBL), PROBE_BOOT, tbl=TBL)
             self.types = wire.TABLE_TYPES
         self.taken = {}                  # (sender, sync?) -> seqs taken (the desk's window)
         self.keys = {}
@@ -71,7 +71,8 @@ class WireTarget:
     def _key(self, sender):
         k = self.keys.get(sender)
         if k is None:
-            k = self.keys[sender] = Key(KEY if self.side == "t" else table_key(KEY, sender))
+            k = self.keys[sender] = Key(command_key(table_key(KEY, TBL)) if self.side == "t"
+                                        else table_key(KEY, sender))
         return k
 
     def run(self, data):
@@ -101,7 +102,7 @@ class WireTarget:
         if "sig" in m or wire.check(self.types, m) is not None:
             raise Corrupt("took a malformed message")
         sender = 0 if self.side == "t" else m["tbl"]
-        if self.side == "t" and m["tbl"] not in (0, TBL):
+        if self.side == "t" and m["tbl"] != TBL:
             raise Corrupt("took a message for table %d" % m["tbl"])
         sig = binascii.hexlify(self._key(sender).mac(canonical(m))).decode()
         if not _signed_in(data, sig):

@@ -35,6 +35,7 @@ from duelclock.app import Table
 from duelclock.core.jsonio import dumps_event
 from duelclock.core.match import Match
 from duelclock.core.record import parse_line
+from duelclock.core.sign import pin_hash
 from player import keys_for, steps
 from ramdisk import RAMDisk, EIO, _copy_in
 
@@ -42,7 +43,8 @@ MOUNT = "/flash"
 GAP_WRITES = 40           # a cut lands within this many block writes of the last boot
 BOOT_CUT_PCT = 25         # after a reboot, this often the power goes again within 3 writes
 KEY_HEX = "00" * 32
-CFG = {"table": 1, "key": KEY_HEX, "pins": {"floor": "1111", "head": "2222"}}
+CFG = {"table": 1, "key": KEY_HEX, "pins": {"floor": pin_hash("1111", b"salt", 2),
+                                            "head": pin_hash("2222", b"salt", 2)}}
 STATE_KEYS = ("round", "phase", "duel", "wins", "lp", "turn", "remaining_ms")
 
 

@@ -39,6 +39,10 @@ class World:
         self.gauge_pct = 50.0
         self.wifi_polls = 0     # isconnected() calls before the station is up; -1: never
         self.wifi_ok = True     # CircuitPython's wifi.radio.connect succeeds
+        self.resets = 0         # machine.reset / microcontroller.reset calls
+
+    def reset(self):
+        self.resets += 1
 
     def button(self, name, pin_id, to):
         (self.to_gnd if to == "gnd" else self.to_vcc)[pin_id] = name
@@ -315,7 +319,8 @@ def install(monkeypatch):
 
     mods = {
         "machine": _module("machine", Pin=Pin, SPI=SPI, I2C=I2C, PWM=PWM, ADC=ADC,
-                           disable_irq=disable_irq, enable_irq=enable_irq),
+                           disable_irq=disable_irq, enable_irq=enable_irq, reset=world.reset),
+        "microcontroller": _module("microcontroller", reset=world.reset),
         "framebuf": _module("framebuf", FrameBuffer=FrameBuffer, MONO_VLSB=0, RGB565=1,
                             GS4_HMSB=2, MONO_HLSB=3, MONO_HMSB=4, GS2_HMSB=5, GS8=6),
         "ssd1306": _module("ssd1306", SSD1306_I2C=SSD1306_I2C),

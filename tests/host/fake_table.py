@@ -27,7 +27,7 @@ from paho.mqtt import client as mqtt
 from duelclock.core.clock import SERIAL_BUDGET_MS, Clock
 from duelclock.core.match import Match
 from duelclock.core.record import RULE_SETS, check_event
-from duelclock.core.sign import canonical
+from duelclock.core.sign import canonical, table_key
 from duelclock.core.wire import MAX_LINE_BYTES, Decoder, Encoder
 from duelclock_desk.desk import Desk, fingerprint
 from duelclock_desk.links import Link
@@ -53,14 +53,17 @@ def short_match(first="A"):
 
 class FakeTable:
     """One table. Thread-safe (a lock per table), so a driver thread and a test can share it.
-    `lie` ({"result", "wins"}) makes it report a result its record does not give."""
+    `lie` ({"result", "wins"}) makes it report a result its record does not give.
+    `key` is the event key: the table keeps only its own, table_key(key, tbl), as deploy
+    gives a board."""
 
     def __init__(self, key, tbl, boot=1, seen=None, budget_ms=SERIAL_BUDGET_MS,
                  state_every_ms=5000, resend_every_ms=3000, board="FAKE", fw="0.0-test"):
         self.tbl = tbl
         self.board, self.fw = board, fw
-        self.enc = Encoder(key, boot, tbl)
-        self.dec = Decoder(key, tbl, seen)
+        own = table_key(key, tbl)
+        self.enc = Encoder(own, boot, tbl)
+        self.dec = Decoder(own, tbl, seen)
         self.clock = Clock(budget_ms)
         self.state_every_ms = state_every_ms
         self.resend_every_ms = resend_every_ms
@@ -257,7 +260,6 @@ class Room:
         event = self.store.start_desk(name, fingerprint(key), 1700000000000)
         self.desk = Desk(self.store, key, event, lambda: self.t, [self.link])
         self.link.start(self.desk)
-        self.desk.restore()
 
     def local(self, tbl):
         return int(self.t * (1 + self.ppm.get(tbl, 0) / 1e6)) + self.offset_ms.get(tbl, 0)
@@ -422,8 +424,7 @@ class MqttTables(_Clocked):
         return self.base + "table/%d/%s" % (tbl, what)
 
     def _on_connect(self, client, table, flags, reason, props):
-        client.subscribe([(self.base + "round", 1), (self.base + "cmd", 1),
-                          (self._topic(table.tbl, "cmd"), 1)])
+        client.subscribe([(self._topic(table.tbl, "cmd"), 1)])
         table.hello()
         self._connected.add(table.tbl)
 

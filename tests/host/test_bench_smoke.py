@@ -198,10 +198,12 @@ def test_mqtt_tables_take_a_signed_round_and_report_its_state():
         watcher.connect("127.0.0.1", broker.port)
         watcher.subscribe("duelclock/smoke/table/+/state")
         watcher.loop_start()
-        line = Encoder(key, 1).build("round", {"round": 1, "kind": "swiss", "start_ms": 0,
-                                               "limit_s": 2700, "cap_s": 1800, "extra_turns": 1,
-                                               "seating": False}, 0)
-        watcher.publish("duelclock/smoke/round", line, 1, retain=True)
+        desk = Encoder(key, 1)
+        for n in (1, 2, 3):
+            line = desk.build("round", {"round": 1, "kind": "swiss", "start_ms": 0,
+                                        "limit_s": 2700, "cap_s": 1800, "extra_turns": 1,
+                                        "seating": False}, n)
+            watcher.publish("duelclock/smoke/table/%d/cmd" % n, line, 1)
         end = time.monotonic() + 10
         while len([s for s in states.values() if s.get("round") == 1]) < 3 and time.monotonic() < end:
             time.sleep(0.02)

@@ -22,7 +22,7 @@ ALL_BOARDS = sorted(d for d in os.listdir(BOARDS_DIR) if os.path.isdir(os.path.j
 HW_BOARDS = [b for b in ALL_BOARDS if b != "SIM"]          # SIM: under micropython below
 CONTRACT = ("BOARD", "WIDTH", "HEIGHT", "display", "renderer_kind", "mono", "keys", "KEYMAP",
             "buzzer", "led", "battery_pct", "open_serial", "HAS_WIFI", "connect_wifi",
-            "FS_PREFIX")
+            "FS_PREFIX", "MAINTENANCE_KEYS", "reset")
 
 # The hardware as the datasheets and the wiring comments say, written down apart from the
 # board files: which pin a button joins to GND or 3V3, where each keypad key sits.
@@ -131,6 +131,11 @@ def test_board_exports_the_contract(name, monkeypatch):
     assert ("wifi" in info["link"]) == b.HAS_WIFI == callable(b.connect_wifi)
     assert info["port"] in ("micropython", "circuitpython")
     assert type(b.FS_PREFIX) is str and b.FS_PREFIX.endswith("/")
+    # maintenance: two physical keys held at power-on; leaving it unasked resets the board
+    assert len(b.MAINTENANCE_KEYS) == 2 and set(b.MAINTENANCE_KEYS) <= set(info["input"]["keys"])
+    assert list(b.MAINTENANCE_KEYS) == info["maintenance_keys"]      # what deploy tells
+    b.reset()
+    assert world.resets == 1
 
 
 @pytest.mark.parametrize("name", ALL_BOARDS)

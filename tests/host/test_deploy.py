@@ -14,6 +14,7 @@ import time
 import pytest
 
 from simulator.bridge import Bridge
+from duelclock.core.sign import pin_matches
 from duelclock_desk import deploy
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -98,24 +99,30 @@ def test_deploy_writes_checks_and_updates(bridge, keyfile):
     assert "check ok" in r.stdout and "35 copied" in r.stdout
     assert KEY not in r.stdout + r.stderr
     cfg = device_json(bridge.pty_path, "/flash/duelclock.json")
-    assert cfg == {"table": 5, "key": KEY, "pins": {"floor": "2468", "head": "1357"},
-                   "lang": "ko", "link": "serial"}
+    # The table's own key, never the event key; the PINs hashed, never in clear.
+    pins = cfg.pop("pins")
+    assert cfg == {"table": 5, "key": deploy.table_secret(KEY, 5), "lang": "ko", "link": "serial"}
+    assert cfg["key"] != KEY
+    assert pin_matches("2468", pins["floor"]) and pin_matches("1357", pins["head"])
+    assert not pin_matches("1357", pins["floor"]) and "2468" not in pins["floor"].split("$")
     fw = deploy.firmware_files(None, None)
     want = {"/flash/lib/" + p: hashlib.sha256(d).hexdigest() for p, d in fw.items()}
-    want["/flash/main.py"] = hashlib.sha256(
-        b"import board\nfrom duelclock import app\napp.main(board)\n").hexdigest()
+    want["/flash/main.py"] = hashlib.sha256(deploy.MAIN_PY).hexdigest()
     with open(os.path.join(ROOT, "boards", "SIM", "board.py"), "rb") as f:
         want["/flash/board.py"] = hashlib.sha256(f.read()).hexdigest()
     assert device_sha256(bridge.pty_path, sorted(want)) == want
 
-    # update: another table, compiled firmware; the key and PINs stay as the board has them
+    # update: compiled firmware; the key and PINs stay as the board has them
     t0 = time.monotonic()
-    r = duelclock("deploy", "--port", bridge.pty_path, "--board", "SIM", "--table", "7", "--mpy")
+    r = duelclock("deploy", "--port", bridge.pty_path, "--board", "SIM", "--table", "5", "--mpy")
     update_s = time.monotonic() - t0
     assert r.returncode == 0, r.stdout + r.stderr
     assert "key kept from the board" in r.stdout and "32 removed" in r.stdout
     cfg = device_json(bridge.url, "/flash/duelclock.json")
-    assert (cfg["table"], cfg["key"], cfg["pins"]["head"]) == (7, KEY, "1357")
+    assert (cfg["table"], cfg["key"], cfg["pins"]) == (5, deploy.table_secret(KEY, 5), pins)
+    # another table number: table 5's key is no key for it
+    r = duelclock("deploy", "--port", bridge.pty_path, "--board", "SIM", "--table", "7", "--mpy")
+    assert r.returncode == 1 and "no key for table 7" in r.stderr, r.stdout + r.stderr
     r = mpremote(bridge.url, "fs", "ls", ":/flash/lib/duelclock/core")
     assert "match.mpy" in r.stdout and ".py\n" not in r.stdout
     # the deployed, compiled firmware is what the board imports
@@ -131,7 +138,7 @@ def test_deploy_check_fails_on_a_broken_file(bridge, keyfile):
     r = mpremote(bridge.url, "exec",
                  "with open('/flash/lib/duelclock/core/match.py', 'w') as f:\n f.write('1/0')")
     assert r.returncode == 0, r.stderr
-    board = deploy.Board(bridge.url)
+    board = deploy.Board(bridge.url, "SIM")
     try:
         want = {"/flash/lib/" + p: d for p, d in deploy.firmware_files(None, None).items()}
         problems = deploy.check(board, want, deploy.Layout("SIM"), 2, ["umqtt.simple"])
@@ -169,7 +176,7 @@ def test_deploy_errors_are_clear(bridge, keyfile, tmp_path):
     assert time.monotonic() - t0 < 10
     # a board never deployed to has no key to keep
     r = duelclock("deploy", "--port", bridge.url, "--board", "SIM", "--table", "5")
-    assert r.returncode == 1 and "no event key yet" in r.stderr
+    assert r.returncode == 1 and "no key for table 5" in r.stderr
     (tmp_path / "short.key").write_text("abcd\n")
     for extra, msg in ((["--key", str(tmp_path / "short.key")], "too short"),
                        (["--key", keyfile, "--pins", "12:12"], "must differ"),
@@ -220,3 +227,13 @@ def test_bridge_command_prints_its_ports_and_cleans_up(tmp_path):
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
+
+
+def test_an_update_hashes_pins_an_older_deploy_left_in_clear_and_keeps_the_key_per_table():
+    old = {"table": 5, "key": deploy.table_secret(KEY, 5), "pins": {"floor": "2468", "head": "1357"}}
+    cfg = deploy.merge_config({"table": 5, "lang": "en", "link": "serial"}, old)
+    assert cfg["key"] == old["key"]
+    assert pin_matches("2468", cfg["pins"]["floor"]) and pin_matches("1357", cfg["pins"]["head"])
+    assert cfg["pins"]["floor"] != "2468"
+    with pytest.raises(deploy.CliError, match="no key for table 6"):
+        deploy.merge_config({"table": 6, "lang": "en", "link": "serial"}, old)

@@ -1,5 +1,5 @@
 """The desk service through a real mosquitto (started by the desk itself, broker.py, on a
-free loopback port) with fake tables as MQTT clients: the topic layout, retained round,
+free loopback port) with fake tables as MQTT clients: the topic layout, re-pushed round,
 last will, QoS 1 results, and what a second "desk" without the key can do (nothing)."""
 import asyncio
 import os
@@ -64,12 +64,13 @@ def test_round_state_will_and_result_over_mqtt(tmp_path):
             views = {v["table"]: v for v in svc.desk.status()["tables"]}
             assert views[1]["verified"] == "ok" and views[2]["alerts"] == []
             assert all(n == 0 for n in svc.desk.drops.values()), svc.desk.drops
-            # A table that boots late takes the retained round (tbl 0) on subscribing.
+            # A table that boots late gets the round re-pushed to it, signed with its own
+            # key (nothing is retained, no line is for all tables).
             late = FakeTable(KEY, 9)
             room2 = MqttTables(svc.broker.url, EVENT, [late])
             try:
-                await until(lambda: late.round, what="retained round")
-                assert late.taken[0]["tbl"] == 0 and late.taken[0]["round"] == 2
+                await until(lambda: late.round, what="re-pushed round")
+                assert late.taken[0]["tbl"] == 9 and late.taken[0]["round"] == 2
             finally:
                 room2.stop()
         finally:
@@ -90,21 +91,21 @@ def test_a_second_desk_without_the_key_changes_nothing(tmp_path):
             await until(lambda: all(t.round for t in tables), what="round")
             fake = Encoder(b"not the event key" * 2, boot=99)   # seqs far above the desk's
             base = "duelclock/%s/" % EVENT
-            rogue.publish(base + "round", fake.build("round", {
-                "round": 7, "kind": "swiss", "start_ms": 0, "limit_s": 60, "cap_s": 0,
-                "extra_turns": 0, "seating": False}, 0), 1, retain=True)
-            rogue.publish(base + "cmd", fake.build("pause", {"at_ms": 0}, 0), 1)
+            for t in (1, 2):
+                rogue.publish(base + "table/%d/cmd" % t, fake.build("round", {
+                    "round": 7, "kind": "swiss", "start_ms": 0, "limit_s": 60, "cap_s": 0,
+                    "extra_turns": 0, "seating": False}, t), 1, retain=True)
+                rogue.publish(base + "table/%d/cmd" % t, fake.build("pause", {"at_ms": 0}, t), 1)
             rogue.publish(base + "table/1/cmd",
                           fake.build("extend", {"round": 1, "ms": 3600000}, 1), 1)
-            rogue.publish(base + "cmd", b'{"v":1,"k":"resume","tbl":0,"seq":1,"at_ms":0}', 1)
+            rogue.publish(base + "table/2/cmd", b'{"v":1,"k":"resume","tbl":2,"seq":1,"at_ms":0}', 1)
             await until(lambda: sum(t.dec.drops["sig"] for t in tables) == 5, what="sig drops")
-            await until(lambda: sum(t.dec.drops["unsigned"] for t in tables) == 2, what="unsigned")
+            await until(lambda: sum(t.dec.drops["unsigned"] for t in tables) == 1, what="unsigned")
             # Nothing of the rogue's was taken (a re-push of the desk's round may have been).
             assert all(m["k"] == "round" and m["seq"] < 99 * SEQ_BOOT
                        for t in tables for m in t.taken)
             assert all(t.round["round"] == 1 and t.extended_ms == 0 for t in tables)
-            # The overwritten retained round is put back: a table booting now gets round 1.
-            await until(lambda: svc.desk.links[0].round_overwritten >= 1, what="guard")
+            # A table booting now gets the desk's round 1.
             late = FakeTable(KEY, 3)
             room2 = MqttTables(svc.broker.url, EVENT, [late])
             try:

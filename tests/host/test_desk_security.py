@@ -16,11 +16,11 @@ KEY = bytes(range(32))
 
 
 def hostile_lines():
-    t5 = Encoder(KEY, 1, tbl=5)
+    t5 = Encoder(table_key(KEY, 5), 1, tbl=5)
     hello = t5.build("hello", {"board": "X", "fw": "1"})
     state = {"round": 1, "phase": "duel", "duel": 1, "wins": {"A": 0, "B": 0},
              "lp": {"A": 8000, "B": 0}, "turn": 1, "remaining_ms": 1}
-    other = Encoder(b"some other event key", 1, tbl=5).build("state", state)
+    other = Encoder(table_key(b"some other event key", 5), 1, tbl=5).build("state", state)
     as_six = encode(dict(state, v=1, k="state", tbl=5, seq=2 ** 24 + 5), table_key(KEY, 6))
     unsigned = json.dumps(dict(state, v=1, k="state", tbl=5, seq=2 ** 24 + 6)).encode() + b"\n"
     truncated = t5.build("state", state)[:60] + b"\n"

@@ -72,8 +72,10 @@ COVERED = {
     "mpremote mip install umqtt.simple":
         "tests/host/test_deploy.py::test_mip_installs_package_json_from_a_local_index: mip "
         "from a local index (no network to micropython.org here)",
+    "duelclock pull": "tests/host/test_usb_port.py::test_ctrl_c_and_raw_repl_entry_during_a_"
+                      "round_change_nothing: pull against a table in play says how to get in",
     "duelclock deploy --port /dev/ttyACM0 --board RPI_PICO_W --table 17 --key event.key "
-    "[--wifi SSID:PASS]":
+    "--pins FLOOR:HEAD [--wifi SSID:PASS]":
         "tests/host/test_deploy.py::test_deploy_writes_checks_and_updates: --port socket:// "
         "to a simulated board through the bridge (no board on /dev/ttyACM0 here)",
 }

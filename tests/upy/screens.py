@@ -2,6 +2,7 @@
 # and ticks, then core.view.build. Shared by the framebuf goldens (under MicroPython,
 # tests/upy/test_render_fb.py) and the displayio goldens (CPython, tests/host/test_golden_dio.py).
 # Pure: core imports only, so both interpreters build the very same Screens.
+from duelclock.core.sign import pin_hash
 from duelclock.core.ui import Ui
 from duelclock.core.view import build
 
@@ -11,7 +12,8 @@ SYNC_S = 4                      # the sync age every status line shows
 
 
 def table(lang="en", **start):
-    ui = Ui(7, lambda ev: None, pins={"floor": "1111", "head": "2222"}, lang=lang)
+    pins = {"floor": pin_hash("1111", b"salt", 2), "head": pin_hash("2222", b"salt", 2)}
+    ui = Ui(7, lambda ev: None, pins=pins, lang=lang)
     ev = {"t": 0, "ev": "round_start", "round": 2, "kind": "swiss"}
     for k in start:
         ev[k] = start[k]

@@ -35,9 +35,40 @@ def hmac_sha256(key, data):
 
 
 def table_key(event_key, tbl):
-    """The key table `tbl` signs its reports with. Every board holds the event key, so this
-    separates directions and tables; it does not protect against a stolen board."""
+    """Table `tbl`'s own key, derived at the desk: the only key the table holds (the event
+    key never leaves the desk machine). The table signs its reports with it."""
     return hmac_sha256(event_key, b"table:" + str(tbl).encode())
+
+
+def command_key(tbl_key):
+    """The key the desk signs its commands to a table with, derived from that table's key:
+    a table's report cannot pass as a command, and a table can forge commands to itself only."""
+    return hmac_sha256(tbl_key, b"desk")
+
+
+# A judge PIN is stored only as "<rounds>$<salt hex>$<hash hex>": SHA-256 over salt + PIN,
+# then `rounds` - 1 more times over the digest + salt. A 4-6 digit PIN is a small space: the
+# lockout guards it on the table; the rounds make a search of a copied config cost
+# rounds x 10**6 hashes per PIN, the salt keeps one search from serving every table.
+PIN_ROUNDS = 2000
+
+
+def pin_hash(pin, salt, rounds=PIN_ROUNDS):
+    """The stored form of `pin` (str of digits) under `salt` (bytes)."""
+    h = hashlib.sha256(salt + pin.encode()).digest()
+    for _ in range(rounds - 1):
+        h = hashlib.sha256(h + salt).digest()
+    return "%d$%s$%s" % (rounds, binascii.hexlify(salt).decode(), binascii.hexlify(h).decode())
+
+
+def pin_matches(pin, stored):
+    """Whether `pin` is the PIN `stored` (a pin_hash) was made from; False for anything
+    that is not a pin_hash (a PIN in clear is never compared)."""
+    try:
+        rounds, salt, _ = stored.split("$")
+        return same(pin_hash(pin, binascii.unhexlify(salt), int(rounds)), stored)
+    except (AttributeError, ValueError):
+        return False
 
 
 def same(a, b):

@@ -26,6 +26,7 @@ from duelclock.core.lang import tr, LANGS
 from duelclock.core.match import Match
 from duelclock.core.record import check_event
 from duelclock.core.sheet import Sheet, clock
+from duelclock.core.sign import pin_matches
 
 MAX_AMOUNT_DIGITS = 6
 PIN_TRIES = 3                   # wrong PINs before a lockout
@@ -45,7 +46,7 @@ class Ui:
     def __init__(self, table_no, save, pins=None, lang="en"):
         self.table_no = table_no
         self.save = save
-        self.pins = pins or {}          # {"floor": "1234", "head": "9876"}
+        self.pins = pins or {}          # {"floor": pin_hash, "head": pin_hash} (sign.py)
         self.lang = lang
         self.names = ("A", "B")
         self.match = None
@@ -248,7 +249,7 @@ class Ui:
         if self.locked_ms():
             return None
         for role in ("head", "floor"):
-            if self.pins.get(role) and pin == self.pins[role]:
+            if self.pins.get(role) and pin_matches(pin, self.pins[role]):
                 self.pin_wrong = 0
                 self.judge_called = False
                 return role
@@ -447,12 +448,14 @@ class Number:
 
 class Pin:
     """Judge PIN: digits on a keypad, or up/down to set a digit and `a` to add it; ok (or
-    menu, on boards without an ok key) submits."""
+    menu, on boards without an ok key) submits. A right PIN pops it and calls then(ui, role)
+    (default: the judge menu)."""
     name = "pin"
 
-    def __init__(self):
+    def __init__(self, then=None):
         self.digits = ""
         self.cur = 0
+        self.then = then or _judge_menu
 
     def key(self, ui, k):
         if ui.locked_ms():
@@ -475,9 +478,13 @@ class Pin:
                 ui.alert(1, 0)
                 return
             ui.pop()
-            ui.push(Menu(judge_menu(ui, role), ui.t("head_judge" if role == "head" else "floor_judge")))
+            self.then(ui, role)
         elif k == "back" or k == "b":
             ui.pop()
+
+
+def _judge_menu(ui, role):
+    ui.push(Menu(judge_menu(ui, role), ui.t("head_judge" if role == "head" else "floor_judge")))
 
 
 # --- flows ----------------------------------------------------------------------------

@@ -5,11 +5,12 @@
 #
 #   Encoder.build(k, fields) --line--> any link, any chunking --> Decoder.feed(bytes) --> [msg]
 #
-# A line is one JSON object and "\n". Every message has v (VERSION), k (type), tbl (table;
-# 0 = all tables, desk commands only), seq (sender's sequence number) and sig, the hex
-# HMAC-SHA256 of its canonical JSON without sig (sign.py). Desk commands are signed with the
-# event key, table reports with table_key(event_key, tbl). A receiver re-encodes what it
-# parsed, so any JSON writer may produce the line.
+# A line is one JSON object and "\n". Every message has v (VERSION), k (type), tbl (the
+# table addressed or sending), seq (sender's sequence number) and sig, the hex
+# HMAC-SHA256 of its canonical JSON without sig (sign.py). Every message concerns one table
+# and is signed with a key of that table only: its reports with table_key(event_key, tbl),
+# the desk's commands to it with command_key(that key). A table holds its own key, never the
+# event key. A receiver re-encodes what it parsed, so any JSON writer may produce the line.
 #
 # A Decoder never raises on input: every line comes out as a message (a dict without "sig")
 # or is counted in `drops` under exactly one reason of DROPS, checked in this order:
@@ -17,7 +18,7 @@
 import binascii
 import json
 
-from duelclock.core.sign import Key, canonical, same, signed_line, table_key
+from duelclock.core.sign import Key, canonical, command_key, same, signed_line, table_key
 
 VERSION = 1
 MAX_LINE_BYTES = 1024     # without the "\n"; a longer line is skipped, never buffered
@@ -61,15 +62,6 @@ def _ab(ok):
     return check
 
 
-def _tables(v):
-    if type(v) is not list or not v:
-        return False
-    for t in v:
-        if type(t) is not int or not 1 <= t <= MAX_TABLE:
-            return False
-    return True
-
-
 def _flat(v, size):
     # A dict of at most `size` string keys to scalars (depth stays bounded).
     if type(v) is not dict or len(v) > size:
@@ -97,32 +89,32 @@ def _events(v):
 _ab_int = _ab(_int)
 _ab_str = _ab(_str)
 
-# k -> (required (key, check) pairs, optional pairs, lowest tbl). A lowest tbl of 1 makes the
-# message for one table only (a command) or from one table (a report).
+# k -> (required (key, check) pairs, optional pairs). Every message is for one table (a
+# command) or from one table (a report): tbl 1..MAX_TABLE.
 DESK_TYPES = {   # desk -> table
     "round": ((("round", _uint), ("kind", _str), ("start_ms", _int), ("limit_s", _uint),
                ("cap_s", _uint), ("extra_turns", _uint), ("seating", _bool)),
-              (("names", _ab_str), ("lang", _str), ("rules", _str), ("pens", _events)), 0),
-    "pause": ((("at_ms", _int),), (("tables", _tables),), 0),
-    "resume": ((("at_ms", _int),), (("tables", _tables),), 0),
-    "extend": ((("round", _uint), ("ms", _uint)), (), 1),
-    "rules": ((("name", _str), ("settings", _settings)), (), 0),
-    "ack": ((("round", _uint), ("events", _uint)), (), 1),
+              (("names", _ab_str), ("lang", _str), ("rules", _str), ("pens", _events))),
+    "pause": ((("at_ms", _int),), ()),
+    "resume": ((("at_ms", _int),), ()),
+    "extend": ((("round", _uint), ("ms", _uint)), ()),
+    "rules": ((("name", _str), ("settings", _settings)), ()),
+    "ack": ((("round", _uint), ("events", _uint)), ()),
     # the request's t1 echoed, the desk's receive and send ms, re: the request's seq
-    "sync": ((("t1", _int), ("t2", _int), ("t3", _int), ("re", _uint)), (), 1),
+    "sync": ((("t1", _int), ("t2", _int), ("t3", _int), ("re", _uint)), ()),
 }
 # A state's optional `locked` is true while judge PIN entry is locked out (wrong PINs);
 # `drops` counts the desk lines the table's Decoder dropped since it booted (forged,
 # replayed, unsigned, garbled): both show at the desk what is tried at a table.
 TABLE_TYPES = {  # table -> desk
-    "hello": ((("board", _str), ("fw", _str)), (("battery", _pct),), 1),
+    "hello": ((("board", _str), ("fw", _str)), (("battery", _pct),)),
     "state": ((("round", _uint), ("phase", _str), ("duel", _uint), ("wins", _ab_int),
                ("lp", _ab_int), ("turn", _uint), ("remaining_ms", _int)),
               (("sync_age_ms", _uint), ("sync_err_ms", _uint), ("battery", _pct), ("judge", _bool),
-               ("journal_full", _bool), ("locked", _bool), ("drops", _uint)), 1),
-    "record": ((("round", _uint), ("first", _uint), ("events", _events), ("total", _uint)), (), 1),
-    "result": ((("round", _uint), ("result", _str), ("wins", _ab_int), ("events", _uint)), (), 1),
-    "sync": ((("t1", _int),), (), 1),
+               ("journal_full", _bool), ("locked", _bool), ("drops", _uint))),
+    "record": ((("round", _uint), ("first", _uint), ("events", _events), ("total", _uint)), ()),
+    "result": ((("round", _uint), ("result", _str), ("wins", _ab_int), ("events", _uint)), ()),
+    "sync": ((("t1", _int),), ()),
 }
 
 
@@ -140,7 +132,7 @@ def check(types, msg):
     if spec is None:
         return "type", k[:MAX_STR]
     tbl = msg.get("tbl")
-    if type(tbl) is not int or not spec[2] <= tbl <= MAX_TABLE:
+    if type(tbl) is not int or not 1 <= tbl <= MAX_TABLE:
         return "field", "tbl"
     if not _uint(msg.get("seq")):
         return "field", "seq"
@@ -162,16 +154,18 @@ def check(types, msg):
 # --- the two ends ---------------------------------------------------------------------------
 
 class Encoder:
-    """Checked, signed lines. On a table pass its `tbl`: it stamps tbl and signs with
-    table_key(event_key, tbl). At the desk leave tbl None: it signs with the event key and
-    each build names the table it addresses (0: all).
+    """Checked, signed lines. On a table pass its `tbl` and its own key (table_key(event_key,
+    tbl), all it holds): it stamps tbl and signs with that key. At the desk pass the event key
+    and leave tbl None: each build names the table it addresses and signs with that table's
+    command_key.
     `boot` is the sender's boot counter, persisted and raised by one at every start, so a
     restarted sender's seqs stay above all it sent before (seq = boot * SEQ_BOOT + n)."""
 
-    def __init__(self, event_key, boot, tbl=None):
+    def __init__(self, key, boot, tbl=None):
         self.tbl = tbl
         self._types = DESK_TYPES if tbl is None else TABLE_TYPES
-        self._key = Key(event_key if tbl is None else table_key(event_key, tbl))
+        self._event_key = key if tbl is None else None          # the desk's only
+        self._keys = {} if tbl is None else {tbl: Key(key)}    # tbl -> Key signing for it
         self.seq = boot * SEQ_BOOT
         self._end = self.seq + SEQ_BOOT
 
@@ -192,7 +186,11 @@ class Encoder:
             raise ValueError("%s: %s" % why)
         if self.seq >= self._end:
             raise ValueError("no seq left in this boot")
-        line = signed_line(msg, self._key)
+        key = self._keys.get(msg["tbl"])
+        if key is None:
+            key = self._keys[msg["tbl"]] = Key(command_key(table_key(self._event_key,
+                                                                      msg["tbl"])))
+        line = signed_line(msg, key)
         if len(line) > MAX_LINE_BYTES + 1:
             raise ValueError("line of %d bytes" % len(line))
         self.seq += 1
@@ -200,22 +198,22 @@ class Encoder:
 
 
 class Decoder:
-    """Bytes in (any chunking), checked messages out. On a table pass its `tbl`: it takes desk
-    commands addressed to tbl or to all (0; `tables` may narrow it), signed with the event key,
-    each seq above the last (sender 0, the desk). At the desk leave tbl None: it takes reports
+    """Bytes in (any chunking), checked messages out. On a table pass its `tbl` and its own key:
+    it takes desk commands addressed to tbl, signed with command_key(key), each seq above the
+    last (sender 0, the desk). At the desk leave tbl None: it takes reports
     of any table, signed with that table's key, each seq once and at most REPORT_WINDOW late
     (sender = the table's id). A sender's sync messages are a stream of their own, so a sync
     overtaking a command (another MQTT topic or QoS) cannot get the command dropped.
     `seen` {sender: seq} continues the command streams from before a restart: the app
     persists last_seq(sender) with what it journals."""
 
-    def __init__(self, event_key, tbl=None, seen=None):
+    def __init__(self, key, tbl=None, seen=None):
         self.tbl = tbl
         self._types = TABLE_TYPES if tbl is None else DESK_TYPES
-        self._event_key = event_key
+        self._event_key = key if tbl is None else None      # the desk's only
         self._keys = {}                      # sender -> Key
         if tbl is not None:
-            self._keys[0] = Key(event_key)
+            self._keys[0] = Key(command_key(key))
         self._window = REPORT_WINDOW if tbl is None else 1
         self._seen = {}      # (sender, is sync) -> (highest seq, bit i: highest - i taken)
         for sender in seen or ():
@@ -283,8 +281,7 @@ class Decoder:
         if why:
             return self._drop(why[0], why[1])
         tbl = msg["tbl"]
-        if self.tbl is not None and (tbl not in (0, self.tbl)
-                                     or self.tbl not in msg.get("tables", (self.tbl,))):
+        if self.tbl is not None and tbl != self.tbl:
             return self._drop("table", str(tbl))
         if sig is None:
             return self._drop("unsigned", msg["k"])

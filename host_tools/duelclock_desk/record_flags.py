@@ -1,0 +1,35 @@
+"""What the judge must see beside a record's LP sheet (store.record_flags, issue 15): events
+the table re-sent with another body ("record changed on the table": the desk's first copy,
+which the sheet replays, and the table's version) and events that reached the desk long
+after their own time ("entered while not connected": confirm them with the players)."""
+import json
+from html import escape
+
+from duelclock.core.sheet import clock
+
+
+def lines(flags):
+    """[(idx, kind, detail, first copy)] -> text lines, one heading first; [] for none."""
+    if not flags:
+        return []
+    out = ["Record integrity: %d flag(s) for the judge" % len(flags)]
+    for idx, kind, detail, first in flags:
+        t = json.loads(first).get("t")
+        at = "#%d at %s" % (idx, clock(t) if type(t) is int else "?")
+        if kind == "changed":
+            out.append("%s changed on the table after the desk had it:" % at)
+            out.append("    desk's copy (on the sheet): %s" % first)
+            out.append("    the table's version:        %s" % detail)
+        else:
+            out.append("%s entered while the table was not connected (reached the desk %s "
+                       "after its time): confirm with the players" % (at, clock(int(detail))))
+    return out
+
+
+def html(flags):
+    """The same as a sheet section ("" for none)."""
+    text = lines(flags)
+    if not text:
+        return ""
+    return ('<section class="record-flags"><h2>%s</h2><ul>%s</ul></section>'
+            % (escape(text[0]), "".join("<li><pre>%s</pre></li>" % escape(l) for l in text[1:])))
