@@ -3,5 +3,5 @@
 # The esp32 port's manifest already freezes asyncio, bundle-networking and umqtt.simple.
 include("$(PORT_DIR)/boards/manifest.py")
 require("ssd1306")                              # micropython-lib's SSD1306 driver
-package("duelclock", base_path="../../firmware", opt=3)   # deploy.MPY_OPT says why
+include("../firmware_manifest.py", renderer="fb")     # the firmware, as a framebuf board needs it
 module("board.py")

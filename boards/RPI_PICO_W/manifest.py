@@ -3,5 +3,5 @@
 include("$(PORT_DIR)/boards/manifest.py")       # the rp2 port's own frozen modules (asyncio, ...)
 require("bundle-networking")                    # what the stock Pico W image freezes
 require("umqtt.simple")                         # the MQTT link
-package("duelclock", base_path="../../firmware", opt=3)   # deploy.MPY_OPT says why
+include("../firmware_manifest.py", renderer="fb")     # the firmware, as a framebuf board needs it
 module("board.py")

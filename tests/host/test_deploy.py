@@ -91,12 +91,14 @@ def test_files_and_ctrl_c_through_the_bridge(bridge, tmp_path):
 
 
 def test_deploy_writes_checks_and_updates(bridge, keyfile):
+    fw = deploy.firmware_files(None, None, "fb")        # what a framebuf board imports
     t0 = time.monotonic()
     r = duelclock("deploy", "--port", bridge.url, "--board", "SIM", "--table", "5",
                   "--key", keyfile, "--pins", "2468:1357", "--lang", "ko")
     first_s = time.monotonic() - t0
     assert r.returncode == 0, r.stdout + r.stderr
-    assert "check ok" in r.stdout and "35 copied" in r.stdout
+    # the firmware, main.py, board.py and duelclock.json
+    assert "check ok" in r.stdout and "%d copied" % (len(fw) + 3) in r.stdout
     assert KEY not in r.stdout + r.stderr
     cfg = device_json(bridge.pty_path, "/flash/duelclock.json")
     # The table's own key, never the event key; the PINs hashed, never in clear.
@@ -105,7 +107,6 @@ def test_deploy_writes_checks_and_updates(bridge, keyfile):
     assert cfg["key"] != KEY
     assert pin_matches("2468", pins["floor"]) and pin_matches("1357", pins["head"])
     assert not pin_matches("1357", pins["floor"]) and "2468" not in pins["floor"].split("$")
-    fw = deploy.firmware_files(None, None)
     want = {"/flash/lib/" + p: hashlib.sha256(d).hexdigest() for p, d in fw.items()}
     want["/flash/main.py"] = hashlib.sha256(deploy.MAIN_PY).hexdigest()
     with open(os.path.join(ROOT, "boards", "SIM", "board.py"), "rb") as f:
@@ -117,7 +118,7 @@ def test_deploy_writes_checks_and_updates(bridge, keyfile):
     r = duelclock("deploy", "--port", bridge.pty_path, "--board", "SIM", "--table", "5", "--mpy")
     update_s = time.monotonic() - t0
     assert r.returncode == 0, r.stdout + r.stderr
-    assert "key kept from the board" in r.stdout and "32 removed" in r.stdout
+    assert "key kept from the board" in r.stdout and "%d removed" % len(fw) in r.stdout
     cfg = device_json(bridge.url, "/flash/duelclock.json")
     assert (cfg["table"], cfg["key"], cfg["pins"]) == (5, deploy.table_secret(KEY, 5), pins)
     # another table number: table 5's key is no key for it
@@ -140,7 +141,7 @@ def test_deploy_check_fails_on_a_broken_file(bridge, keyfile):
     assert r.returncode == 0, r.stderr
     board = deploy.Board(bridge.url, "SIM")
     try:
-        want = {"/flash/lib/" + p: d for p, d in deploy.firmware_files(None, None).items()}
+        want = {"/flash/lib/" + p: d for p, d in deploy.firmware_files(None, None, "fb").items()}
         problems = deploy.check(board, want, deploy.Layout("SIM"), 2, ["umqtt.simple"])
     finally:
         board.close()
