@@ -31,8 +31,8 @@ each table known, signed with that table's key (a table holds no other), and a t
 of later gets the round's commands by the re-push above.
 
 Penalties carried to the player's next match (rules.md 5, protocol.md "Carried penalties"):
-a verified record's duel_loss or match_loss given after the match becomes a carry of the
-player named in the round's pairings: ready at once under ID rules, awaiting the head
+a replayed record's duel_loss or match_loss given after the match (a mismatched result
+too: the penalty is in the record) becomes a carry of the player named in the pairings: ready at once under ID rules, awaiting the head
 judge's `carry` command under KR rules. A round started with pairings that name the player
 takes every ready carry: its round message to that table holds the penalty in `pens`.
 """
