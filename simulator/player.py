@@ -20,8 +20,8 @@ def digits(n):
 def _judge(m, role):
     """Open the judge menu with the role's PIN. The main menu's Judge item: 4th in a duel
     (Record, Duel over, Surrender), 3rd between duels with both seated (Record, Start duel),
-    else 2nd."""
-    both = m.seated["A"] and m.seated["B"]
+    else 2nd (after the match too)."""
+    both = m.seated["A"] and m.seated["B"] and not m.over
     item = "4" if m.in_duel else ("3" if both else "2")
     return ["menu", item] + digits(JUDGE_PINS[role]) + ["ok"]
 

@@ -239,6 +239,8 @@ class Table:
                 self.ui.names = (names["A"], names["B"])
             if msg.get("lang"):
                 self.ui.lang = msg["lang"]
+        for pen in msg.get("pens", ()):
+            self.ui.carry(pen, self.round_ms() or 0)
 
     def _cmd_pause(self, msg):
         if self.start_ms is not None:

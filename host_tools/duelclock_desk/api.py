@@ -11,6 +11,7 @@ A local HTTP JSON API (aiohttp) serves the CLI and the dashboard (dashboard.py: 
                                seating, rules, lang, pairings: [[tbl, A, B], ...]}
   POST /api/pause, /api/resume {tables, at_ms}      POST /api/extend {table, ms}
   POST /api/rules {name, settings, tables}          POST /api/collect {round}
+  POST /api/carry {id, confirm}   the head judge's call on a carried penalty (KR)
   GET  /api/results.csv?round=N
   GET  /api/events            server-sent events: "table" and "link" changes, "audit" after
                               every command (carried out or refused)
@@ -206,6 +207,7 @@ POSTS = (
     ("/api/rules", "rules", ("name", "settings", "tables")),
     ("/api/collect", "collect", ("round",)),
     ("/api/import", "import", ("table", "round", "events")),
+    ("/api/carry", "carry", ("id", "confirm")),
 )
 
 

@@ -45,7 +45,8 @@ def do_sheet(a):
     if r.match is None:
         raise client.CliError("no record of table %d round %d in %s" % (a.table, round_no, a.store))
     who = {"event": store.event()["name"], "table": a.table,
-           "names": store.pairings(round_no).get(a.table)}
+           "names": store.pairings(round_no).get(a.table),
+           "carried": store.carries(round_no, a.table)}
     flags = store.flags(a.table, round_no)
     if a.html:
         page = render_html(r.sheet, r.match.verdict(),
@@ -168,6 +169,22 @@ def do_collect(a):
     print("  %-11s %d: %s" % ("no result", len(out["missing"]), " ".join(map(str, out["missing"]))))
 
 
+def _args_carry(p):
+    p.add_argument("id", type=int, help="the carried penalty's number (duelclock status)")
+    how = p.add_mutually_exclusive_group(required=True)
+    how.add_argument("--confirm", action="store_true", help="it goes with the player's next round")
+    how.add_argument("--decline", action="store_true", help="it does not carry")
+    client.add_desk_arg(p)
+
+
+def do_carry(a):
+    c = client.api(a, "/api/carry", {"id": a.id, "confirm": a.confirm})
+    print("carried penalty %d (%s %s, round %d table %d): %s" % (
+        c["id"], c["player"], c["kind"], c["from_round"], c["from_tbl"],
+        "confirmed: it goes with the next round started that names the player"
+        if c["state"] == "ready" else c["state"]))
+
+
 def _args_export(p):
     p.add_argument("--csv", action="store_true", required=True, help="CSV (the only format)")
     p.add_argument("--round", type=int, help="default: the latest round")
@@ -269,6 +286,8 @@ COMMANDS = {
     "extend": (do_extend, _args_extend, "give one table extra time"),
     "status": (do_status, _args_status, "every table: link, sync, phase, score, LP, time, alerts"),
     "collect": (do_collect, _args_collect, "check every result of a round against its record"),
+    "carry": (do_carry, _args_carry,
+              "the head judge confirms or declines a penalty carried to the next match (KR)"),
     "export": (do_export, _args_export, "results for the tournament software"),
     "keygen": (do_keygen, _args_keygen, "make a new event key file"),
     "deploy": (do_deploy, _args_deploy, "put firmware, board file and config on a board; check"),

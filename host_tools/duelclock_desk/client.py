@@ -130,4 +130,23 @@ def status_lines(st):
             "%d/%d" % (lp["A"], lp["B"]) if lp else "-",
             "paused" if v["paused"] else clock(v["remaining_ms"]),
             v["verified"] or "-", " ".join(v["alerts"]) or "-"))
+    # Carried penalties still to settle, and those sent into this round's matches.
+    for c in st.get("carries", ()):
+        if c["state"] in ("confirm", "ready", "unnamed") or (r and c["round"] == r["round"]):
+            out.append(carry_line(c))
     return out
+
+
+CARRY_STATES = {
+    "confirm": "awaits the head judge: duelclock carry %(id)d --confirm (or --decline)",
+    "ready": "goes with the next round started that names the player",
+    "sent": "into round %(round)s table %(tbl)s as %(p)s",
+    "declined": "declined by the head judge",
+    "unnamed": "no pairing names the player: give it at the next table by hand"}
+
+
+def carry_line(c):
+    """One carried penalty as status shows it."""
+    return "carry %d: %s %s %s (round %d table %d, after the match, %s): %s" % (
+        c["id"], c["player"] or "-", c["kind"], c["code"], c["from_round"], c["from_tbl"],
+        c["rules"], CARRY_STATES[c["state"]] % c)

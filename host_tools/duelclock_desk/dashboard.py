@@ -246,7 +246,7 @@ async def get_sheet_css(request):
     return web.Response(text=SHEET_CSS, content_type="text/css")
 
 
-def _sheet(events, tbl, round_no, event, names):
+def _sheet(events, tbl, round_no, event, names, carried=()):
     """The LP sheet (sheet_html's page body) of a record's events replayed, or None."""
     r = Replay(with_sheet=True)
     try:
@@ -257,7 +257,7 @@ def _sheet(events, tbl, round_no, event, names):
     if r.match is None:
         return None
     page = render_html(r.sheet, r.match.verdict(), title="table %d, round %d" % (tbl, round_no),
-                       event=event, table=tbl, names=names)
+                       event=event, table=tbl, names=names, carried=carried)
     return page[page.index("<body>") + len("<body>"):page.rindex("</body>")]
 
 
@@ -327,15 +327,26 @@ def _penalties(pens):
     out = ['<section id="penalties"><h2 data-i18n="penalties">Penalties</h2>']
     if pens:
         out.append('<table><tr><th data-i18n="player">Player</th><th data-i18n="kind">Kind</th>'
-                   '<th data-i18n="code">Code</th></tr>')
+                   '<th data-i18n="code">Code</th><th data-i18n="pen_note">Note</th></tr>')
         for p in pens:
-            out.append('<tr><td>%s</td><td data-i18n="pen_%s">%s</td><td>%s</td></tr>' % (
-                _h(p["p"]), _h(p["kind"]), _h(p["kind"]), _h(p["code"])))
+            out.append('<tr><td>%s</td><td data-i18n="pen_%s">%s</td><td>%s</td><td>%s</td></tr>'
+                       % (_h(p["p"]), _h(p["kind"]), _h(p["kind"]), _h(p["code"]), _pen_note(p)))
         out.append("</table>")
     else:
         out.append('<p data-i18n="no_penalties">No penalties in the verified record.</p>')
     out.append("</section>")
     return "".join(out)
+
+
+def _pen_note(pen):
+    # Given after the match, or carried into this one (store.penalties); the page's
+    # language fills the words in (data-i18n-args: table.js).
+    if pen["after_match"]:
+        return '<span data-i18n="pen_after_match">after the match</span>'
+    if pen["carried_from"] is not None:
+        return ('<span data-i18n="pen_carried" data-i18n-args="%d">carried from round %d</span>'
+                % (pen["carried_from"], pen["carried_from"]))
+    return ""
 
 
 def _sync(hist):
@@ -365,7 +376,8 @@ def table_page(svc, tbl, round_no):
     store = desk.store
     names = store.pairings(round_no).get(tbl)
     events = store.events(tbl, round_no)
-    sheet = _sheet(events, tbl, round_no, desk.event["name"], names)
+    sheet = _sheet(events, tbl, round_no, desk.event["name"], names,
+                   store.carries(round_no, tbl))
     if sheet is not None:
         sheet += record_flags.html(store.flags(tbl, round_no))
     out = ['<!doctype html><html lang="en"><head><meta charset="utf-8">',

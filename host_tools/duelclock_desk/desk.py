@@ -24,11 +24,17 @@ A table's report, once Decoder-checked (signed by that table, fresh seq):
                                        request message)
   sync   -> answered at once: t2 = receipt (stamped by the link), t3 = send, re = its seq
 
-Judges' commands (start, pause, resume, extend, rules, collect) go through run(): audited,
-signed by the desk's Encoder (seq above every earlier boot's), stored in round_cmds so a
-table can be given them again. There is no broadcast: a command for all tables goes to each
-table known, signed with that table's key (a table holds no other), and a table heard of
-later gets the round's commands by the re-push above.
+Judges' commands (start, pause, resume, extend, rules, collect, carry) go through run():
+audited, signed by the desk's Encoder (seq above every earlier boot's), stored in round_cmds
+so a table can be given them again. There is no broadcast: a command for all tables goes to
+each table known, signed with that table's key (a table holds no other), and a table heard
+of later gets the round's commands by the re-push above.
+
+Penalties carried to the player's next match (rules.md 5, protocol.md "Carried penalties"):
+a replayed record's duel_loss or match_loss given after the match (a mismatched result
+too: the penalty is in the record) becomes a carry of the player named in the pairings: ready at once under ID rules, awaiting the head
+judge's `carry` command under KR rules. A round started with pairings that name the player
+takes every ready carry: its round message to that table holds the penalty in `pens`.
 """
 import hashlib
 import json
@@ -53,6 +59,7 @@ LATE_MS = 120000           # an event reaching the desk this long after its own 
 NOT_LATE = ("round_start", "extend", "tick")   # the desk's commands and time passing: not keyed
 MIN_EXTEND_MS, MAX_EXTEND_MS = 1000, 3600000   # as the record's `extend` event takes
 FROZEN_PHASES = ("over",)  # the round clock shown does not run down in these
+CARRIED_KINDS = ("duel_loss", "match_loss")   # given after a match: to the player's next one
 SIG_BYTES = len(',"sig":""') + 64 + 1     # what signing adds to a canonical message, "\n" in
 
 
@@ -302,12 +309,26 @@ class Desk:
                         kinds.count("changed"), kinds.count("late"))
         self.store.verify(tbl, round_no, "ok" if ok else "mismatch", note, verdict,
                           verdict["penalties"] if verdict else ())
+        if verdict:
+            self._carries_of(tbl, round_no, events[0].get("rules", "ID"), verdict["penalties"])
         if ok:
             self.store.commit()                    # stored for good before the table forgets
             self._ack(tbl, round_no, n)
         view = self.table_view(tbl)
         if view is not None:                       # an imported record's table may be unheard
             self.on_change("table", view)
+
+    def _carries_of(self, tbl, round_no, rules, penalties):
+        # Each duel_loss/match_loss given after the match: a carry of the player the
+        # round's pairings name on that side (none named: the desk cannot find the next
+        # match, and status says so).
+        names = self.store.pairings(round_no).get(tbl)
+        for n, pen in enumerate(penalties):
+            if pen.get("after_match") and pen["kind"] in CARRIED_KINDS:
+                player = names["AB".index(pen["p"])] if names else None
+                state = "unnamed" if player is None else ("confirm" if rules == "KR" else "ready")
+                self.store.add_carry(round_no, tbl, n, player, pen["kind"], pen["code"], rules,
+                                     state)
 
     def _ack(self, tbl, round_no, events):
         self._send_to(tbl, "ack", {"round": round_no, "events": events})
@@ -338,6 +359,10 @@ class Desk:
             out["names"] = {"A": names[0], "B": names[1]}
         if self.round and self.round["lang"]:
             out["lang"] = self.round["lang"]
+        pens = [{"p": c["p"], "kind": c["kind"], "code": c["code"]}
+                for c in self.store.carries(fields["round"], tbl)]
+        if pens:
+            out["pens"] = pens
         return out
 
     def _cmd(self, k, fields, tables=None, tbl=0):
@@ -390,7 +415,7 @@ class Desk:
 
     def run(self, who, name, args):
         """Carry out command `name` (start_round, pause, resume, extend, rules, collect,
-        import) with keyword `args`, audited; its result, or CommandError (audited as
+        import, carry) with keyword `args`, audited; its result, or CommandError (audited as
         refused)."""
         try:
             out = getattr(self, "cmd_" + name)(**args)
@@ -434,12 +459,39 @@ class Desk:
             self.store.round_tables(round, merged)
         self.store.set_pairings(round, pairs)
         self.round = self.store.current_round()
+        self._send_carries(round, pairs)
         if rules:
             self._cmd("rules", {"name": rules, "settings": {
                 "limit_s": limit_s, "cap_s": cap_s, "extra_turns": extra_turns,
                 "seating": seating}}, tables)
         self._cmd("round", fields, tables)
         return {"round": round, "start_ms": start_ms, "tables": tables}
+
+    def _send_carries(self, round_no, pairs):
+        # Every ready carry of a player these pairings name goes to that table's round,
+        # the player's side there (a later round than its own: a round started again for
+        # a late table takes none of its own round's penalties).
+        seats = {}
+        for tbl, a, b in pairs:
+            seats[a], seats[b] = (tbl, "A"), (tbl, "B")
+        for c in self.store.carries():
+            if c["state"] == "ready" and c["from_round"] < round_no and c["player"] in seats:
+                tbl, p = seats[c["player"]]
+                self.store.set_carry(c["id"], "sent", round_no, tbl, p)
+
+    def cmd_carry(self, id, confirm):
+        """The head judge's call on a carried penalty awaiting it (KR 1.D: the judge's
+        discretion): confirm (it goes with the player's next round started) or decline."""
+        c = self.store.carry(id) if type(id) is int else None
+        if c is None:
+            raise CommandError("no carried penalty %r (duelclock status lists them)" % (id,))
+        if type(confirm) is not bool:
+            raise CommandError("confirm is true or false")
+        if c["state"] != "confirm":
+            raise CommandError("carried penalty %d is %s, not awaiting the head judge"
+                               % (id, c["state"]))
+        self.store.set_carry(id, "ready" if confirm else "declined")
+        return dict(self.store.carry(id))
 
     def _running(self):
         if not self.round or self.round["state"] != "running":
@@ -603,6 +655,7 @@ class Desk:
                       and v["verified"] != "ok"]
         return {"event": self.event["name"], "boot": self.event["boot"], "desk_ms": now,
                 "round": r, "unfinished": unfinished, "drops": self.drops,
+                "carries": self.store.carries(),
                 "links": [dict(l.info(), drops=self.link_drops.get(l.url)) for l in self.links],
                 "tables": tables}
 

@@ -6,7 +6,7 @@ cut across pages; signature lines for both players and the judge end the sheet."
 from html import escape
 
 from duelclock.core.sheet import clock
-from duelclock_desk.sheet_text import BLANK, describe, heading, lp_note, section_title
+from duelclock_desk.sheet_text import BLANK, carried_line, describe, heading, lp_note, section_title
 
 CSS = """
 body { font: 11pt/1.35 system-ui, sans-serif; color: #111; margin: 1.5em; }
@@ -70,9 +70,11 @@ def _other_row(row):
         cls, clock(row[1]), escape(describe(row)))
 
 
-def render_html(sheet, verdict, title="match record", event=None, table=None, names=None):
-    """A whole page. `verdict` is Match.verdict() of the same replay; `event`, `table` and
-    `names` (A, B) from the desk's store when it has them, else blanks to fill in by hand.
+def render_html(sheet, verdict, title="match record", event=None, table=None, names=None,
+                carried=()):
+    """A whole page. `verdict` is Match.verdict() of the same replay; `event`, `table`,
+    `names` (A, B) and `carried` (penalties carried into this match: render_text) from the
+    desk's store when it has them, else blanks to fill in by hand.
     The page's own @page rule (the running head) sits in the body, so a page that embeds
     the body (the dashboard's table page) prints it too."""
     ev, tbl, name_a, name_b = heading(sheet, event, table, names)
@@ -87,6 +89,7 @@ def render_html(sheet, verdict, title="match record", event=None, table=None, na
              '<div class="meta">event %s &middot; rules %s &middot; time limit %s &middot; %s</div>'
              % (escape(ev), escape(sheet.rules), clock(sheet.limit_s * 1000), escape(title)),
              '<p class="players">A: %s &middot; B: %s</p>' % (escape(name_a), escape(name_b))]
+    parts += ['<p class="carried">%s</p>' % escape(carried_line(c)) for c in carried]
     for sec in sheet.sections:
         if sec.no == 0 and not sec.rows:
             continue

@@ -78,14 +78,22 @@ def heading(sheet, event=None, table=None, names=None):
     return (event or BLANK, BLANK if table is None else str(table), a, b)
 
 
-def render_text(sheet, event=None, table=None, names=None):
+def carried_line(c):
+    """A penalty carried into this match (a row of the desk's carries, sent here)."""
+    return "CARRIED %s: %s, %s (given after the match in round %d, table %d)" % (
+        c["p"], KIND_TEXT[c["kind"]], c["code"], c["from_round"], c["from_tbl"])
+
+
+def render_text(sheet, event=None, table=None, names=None, carried=()):
     """The sheet as plain text, two columns A | B like the paper sheet: event, round, table
-    and the players' names on top, signature lines for both players and the judge below."""
+    and the players' names on top, signature lines for both players and the judge below.
+    `carried`: the desk's carries sent into this match, each said under the names (the
+    record has them as penalties before duel 1)."""
     ev, tbl, name_a, name_b = heading(sheet, event, table, names)
     out = ["ROUND %d  %s  rules %s  limit %s" % (sheet.round_no, sheet.kind, sheet.rules,
                                                 clock(sheet.limit_s * 1000)),
            "event %s  round %d  table %s" % (ev, sheet.round_no, tbl),
-           "A: %s   B: %s" % (name_a, name_b)]
+           "A: %s   B: %s" % (name_a, name_b)] + [carried_line(c) for c in carried]
     for sec in sheet.sections:
         if sec.no == 0 and not sec.rows:
             continue

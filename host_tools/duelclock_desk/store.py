@@ -20,7 +20,13 @@ What lives here, table by table:
              chunk stores each event once.
   results    per table and round: record total announced, reported result, the desk's
              replay verdict and whether it matches (verified: ok/mismatch/incomplete).
-  penalties  the penalties in force in the replayed record.
+  penalties  the penalties in force in the replayed record (after_match: given once the
+             match was over, events.md).
+  carries    a duel_loss or match_loss given after a match, carried to the player's next
+             match (rules.md 5): who (the name in the pairings), from which record, and its
+             state: confirm (KR: the head judge decides at the desk), ready (ID: at once;
+             KR: confirmed), sent (put into round/tbl as side p), declined, unnamed (no
+             pairing names the player: the desk cannot find the next match).
   record_flags  what the judge must see about a record's events (issue 15): "changed" (the
              table re-sent event idx with another body: `detail` is that body, the desk's
              first copy stays in records) and "late" (it reached the desk `detail` ms after
@@ -66,7 +72,13 @@ CREATE TABLE IF NOT EXISTS results (
     PRIMARY KEY (tbl, round));
 CREATE TABLE IF NOT EXISTS penalties (
     tbl INTEGER NOT NULL, round INTEGER NOT NULL, n INTEGER NOT NULL, p TEXT NOT NULL,
-    kind TEXT NOT NULL, code TEXT NOT NULL, PRIMARY KEY (tbl, round, n));
+    kind TEXT NOT NULL, code TEXT NOT NULL, after_match INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (tbl, round, n));
+CREATE TABLE IF NOT EXISTS carries (
+    id INTEGER PRIMARY KEY, from_round INTEGER NOT NULL, from_tbl INTEGER NOT NULL,
+    n INTEGER NOT NULL, player TEXT, kind TEXT NOT NULL, code TEXT NOT NULL,
+    rules TEXT NOT NULL, state TEXT NOT NULL, round INTEGER, tbl INTEGER, p TEXT,
+    UNIQUE (from_round, from_tbl, n));
 CREATE TABLE IF NOT EXISTS audit (
     id INTEGER PRIMARY KEY, unix_ms INTEGER NOT NULL, desk_ms INTEGER NOT NULL,
     who TEXT NOT NULL, command TEXT NOT NULL, args TEXT NOT NULL, outcome TEXT NOT NULL);
@@ -101,6 +113,11 @@ class Store:
         self.db.execute("PRAGMA synchronous=FULL")
         self.db.execute("PRAGMA busy_timeout=5000")
         self.db.executescript(SCHEMA)
+        if "after_match" not in [r[1] for r in self._all("PRAGMA table_info(penalties)")]:
+            # A store from before after_match was kept: its penalties were all listed as
+            # given during the match (the replay can tell again: `duelclock collect`).
+            self.db.execute("ALTER TABLE penalties ADD COLUMN after_match INTEGER NOT NULL"
+                            " DEFAULT 0")
         self.db.commit()
 
     def close(self):
@@ -305,8 +322,9 @@ class Store:
                                            tbl, round_no))
         if verdict is not None:
             self.db.execute("DELETE FROM penalties WHERE tbl = ? AND round = ?", (tbl, round_no))
-            self.db.executemany("INSERT INTO penalties VALUES (?, ?, ?, ?, ?, ?)",
-                                [(tbl, round_no, n, x["p"], x["kind"], x["code"])
+            self.db.executemany("INSERT INTO penalties VALUES (?, ?, ?, ?, ?, ?, ?)",
+                                [(tbl, round_no, n, x["p"], x["kind"], x["code"],
+                                  int(x.get("after_match", False)))
                                  for n, x in enumerate(penalties)])
 
     def acked(self, tbl, round_no, events):
@@ -314,9 +332,45 @@ class Store:
                         (events, tbl, round_no))
 
     def penalties(self, tbl, round_no):
+        """[{p, kind, code, after_match, carried_from}]: carried_from is the round a
+        penalty was carried from into this match (None: given in it)."""
+        out = []
+        carried = self.carries(round_no, tbl)
+        for r in self._all("SELECT p, kind, code, after_match FROM penalties WHERE tbl = ?"
+                           " AND round = ? ORDER BY n", (tbl, round_no)):
+            pen = dict(r, after_match=bool(r["after_match"]), carried_from=None)
+            for c in carried:
+                if (c["p"], c["kind"], c["code"]) == (pen["p"], pen["kind"], pen["code"]):
+                    pen["carried_from"] = c["from_round"]
+                    carried.remove(c)
+                    break
+            out.append(pen)
+        return out
+
+    # --- penalties carried to the player's next match ------------------------------------------
+
+    def add_carry(self, from_round, from_tbl, n, player, kind, code, rules, state):
+        """A carried penalty, once per penalty of a record (a record verified again adds
+        nothing)."""
+        self.db.execute("INSERT OR IGNORE INTO carries (from_round, from_tbl, n, player, kind,"
+                        " code, rules, state) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                        (from_round, from_tbl, n, player, kind, code, rules, state))
+
+    def carry(self, carry_id):
+        row = self._one("SELECT * FROM carries WHERE id = ?", (carry_id,))
+        return dict(row) if row else None
+
+    def carries(self, round_no=None, tbl=None):
+        """Every carried penalty, oldest first; or those sent into `round_no` (at `tbl`)."""
+        if round_no is None:
+            return [dict(r) for r in self._all("SELECT * FROM carries ORDER BY id")]
         return [dict(r) for r in self._all(
-            "SELECT p, kind, code FROM penalties WHERE tbl = ? AND round = ? ORDER BY n",
-            (tbl, round_no))]
+            "SELECT * FROM carries WHERE round = ? AND (? IS NULL OR tbl = ?) ORDER BY id",
+            (round_no, tbl, tbl))]
+
+    def set_carry(self, carry_id, state, round_no=None, tbl=None, p=None):
+        self.db.execute("UPDATE carries SET state = ?, round = ?, tbl = ?, p = ? WHERE id = ?",
+                        (state, round_no, tbl, p, carry_id))
 
     # --- audit ------------------------------------------------------------------------------
 
@@ -333,7 +387,9 @@ class Store:
 
     def results_csv(self, round_no):
         """Results of a round for the tournament software: one row per paired table or
-        result, CSV_COLUMNS; penalties as "B warning tardiness; A caution rules_error"."""
+        result, CSV_COLUMNS; penalties as "B warning tardiness; A caution rules_error", one
+        given after the match marked "(after the match)", one carried into this match from
+        round N "(from round N)"."""
         pairs = self.pairings(round_no)
         results = {r["tbl"]: r for r in self.results(round_no)}
         out = io.StringIO()
@@ -342,12 +398,20 @@ class Store:
         for tbl in sorted(set(pairs) | set(results)):
             a, b = pairs.get(tbl, ("", ""))
             r = results.get(tbl) or {}
-            pens = "; ".join("%s %s %s" % (x["p"], x["kind"], x["code"])
+            pens = "; ".join("%s %s %s%s" % (x["p"], x["kind"], x["code"], _pen_note(x))
                              for x in self.penalties(tbl, round_no))
             w.writerow((tbl, round_no, a, b, r.get("result") or "",
                         _blank(r.get("wins_a")), _blank(r.get("wins_b")), pens,
                         r.get("verified") or ""))
         return out.getvalue()
+
+
+def _pen_note(pen):
+    if pen["after_match"]:
+        return " (after the match)"
+    if pen["carried_from"] is not None:
+        return " (from round %d)" % pen["carried_from"]
+    return ""
 
 
 def _blank(v):

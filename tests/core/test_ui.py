@@ -343,3 +343,42 @@ def test_a_screen_is_the_same_until_a_second_or_a_key_changes_it():
     assert not same(build(ui, 61001, 5), s)             # the sync age in the status line
     ui.key("a", 61500)                                  # LP entry
     assert not same(build(ui, 61500, 4), s)
+
+
+CARRIED = {"p": "B", "kind": "duel_loss", "code": "deck_size"}
+
+
+def test_a_penalty_carried_from_the_last_match_is_recorded_before_duel_1_once():
+    ui, saved = _table()
+    ui.carry(CARRIED, -30000)                  # the round message, before the round starts
+    assert saved[-1] == {"t": -30000, "ev": "penalty", "p": "B", "kind": "duel_loss",
+                         "code": "deck_size", "judge": "head"}
+    v = ui.match.verdict()
+    assert v["duels"] == [{"winner": "A", "by": "penalty"}] and v["wins"] == {"A": 1, "B": 0}
+    assert "after_match" not in v["penalties"][0]
+    assert build(ui, -30000).message == "Last match: B Duel loss"
+    assert build(ui, 29000).message == "Last match: B Duel loss"        # shown a minute
+    assert build(ui, 31000).message is None
+    n = len(saved)
+    ui.carry(CARRIED, MIN)                     # the round sent again: recorded once
+    assert len(saved) == n
+
+
+def test_a_carried_match_loss_ends_the_match_and_nothing_is_carried_into_an_over_one():
+    ui, saved = _table(rules="KR")
+    ui.lang = "ko"
+    ui.carry({"p": "A", "kind": "match_loss", "code": "unsporting"}, 5000)
+    assert ui.match.verdict()["result"] == "B"
+    assert build(ui, 5000).message == "지난 매치: A 매치의 패배"
+    n = len(saved)
+    ui.carry(CARRIED, 6000)                    # over: never an after-match penalty again
+    assert len(saved) == n
+
+
+def test_a_malformed_carried_penalty_is_refused_on_screen_and_not_recorded():
+    ui, saved = _table()
+    n = len(saved)
+    ui.carry({"p": "B", "kind": "scolding", "code": "x"}, 1000)
+    assert len(saved) == n and build(ui, 1000).message.startswith("Refused: 'kind' must be")
+    ui.carry({"p": "C", "kind": "warning", "code": "x"}, 1000)
+    assert len(saved) == n and ui.match.penalties == []

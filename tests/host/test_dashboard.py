@@ -526,3 +526,51 @@ def test_every_alert_the_desk_raises_has_its_text_in_each_language():
     for block in blocks:
         for alert in raised:
             assert "alert_%s:" % alert.replace(" ", "_") in block, alert
+
+
+def test_the_head_judge_confirms_a_carried_penalty_from_the_room(tmp_path):
+    # KR: a match loss after the match awaits the head judge; the room lists it with its
+    # buttons, in the page's language; Confirm asks first, then the desk has it ready.
+    tables = {n: FakeTable(KEY, n) for n in (1, 2)}
+
+    async def scenario(svc, server):
+        base = "http://127.0.0.1:%d" % svc.http_port
+        # Both heard first: the rules message FakeTable takes its rules from is not lost.
+        await until(lambda: _all(lambda: len(svc.desk.store.tables()) == 2), "both tables",
+                    timeout_s=30)
+        svc.desk.run("judge", "start_round", {"round": 1, "rules": "KR", "pairings": [
+            [1, "Kim Minsu", "Budi Santoso"], [2, "Lee Jiwoo", "Sari Dewi"]]})
+        await until(lambda: _all(lambda: tables[1].round), "the round at table 1")
+        play(tables[1], [{"t": 500, "ev": "duel_start", "first": "A"},
+                         {"t": 1000, "ev": "lp", "B": -8000, "by": "A"},
+                         {"t": 1500, "ev": "duel_start", "first": "B"},
+                         {"t": 2000, "ev": "lp", "B": -8000, "by": "A"},
+                         {"t": 2500, "ev": "penalty", "p": "B", "kind": "match_loss",
+                          "code": "unsporting", "judge": "head"}])
+        await until(lambda: _all(lambda: svc.desk.store.carries()), "the carry at the desk",
+                    timeout_s=20)
+        async with playwright.async_playwright() as pw:
+            browser = await launch(pw)
+            page = await browser.new_page(viewport=VIEW)
+            await page.goto(base + "/")
+            item = page.locator('#carries-list li[data-carry="1"]')
+            await item.wait_for()
+            assert await item.get_attribute("data-state") == "confirm"
+            assert "#1 Budi Santoso: match loss (unsporting) · round 1, table 1, after the " \
+                   "match, KR rules · awaits the head judge" in await item.inner_text()
+            await page.select_option("#lang", "ko")
+            assert "헤드 저지 확인 대기" in await item.inner_text()
+            await item.locator("button").first.click()
+            dlg = await confirm_dialog(page)
+            assert "Budi Santoso" in await dlg.inner_text()
+            await page.click("#confirm-ok")
+            await until(lambda: _all(lambda: svc.desk.store.carry(1)["state"] == "ready"),
+                        "confirmed")
+            await until(lambda: _contains(page, "#carries-list", "플레이어가 배정된 다음 라운드"),
+                        "the room shows it ready")
+            assert svc.desk.store.audit_log()[0]["command"] == "carry"
+            assert svc.desk.store.audit_log()[0]["who"] == "desk@127.0.0.1"
+            await page.locator("#carries").screenshot(path=str(tmp_path / "carries.png"))
+            await browser.close()
+
+    run_desk(tmp_path, KEY, list(tables.values()), scenario)

@@ -58,6 +58,9 @@ COVERED = {
     "duelclock resume": None,
     "duelclock collect": None,
     "duelclock export --csv": None,
+    "duelclock carry 3 --confirm": "tests/host/test_sim_room_carry.py::test_kr_waits_for_the_"
+                                   "head_judge_and_then_carries_into_round_3: the same command "
+                                   "on a carried penalty of a simulated room",
     "duelclock sheet --table 17 --html t17.html": None,
     "duelclock pull --port /dev/ttyACM0 --board RPI_PICO_W --out pulled/ --import":
         "tests/host/test_pull.py::test_pull_import_hands_the_match_to_the_desk_and_marks_it_"

@@ -246,6 +246,15 @@ def given(lang="en", shown_s=2):
     return build(ui, 8 * MIN + (30 + shown_s) * SEC, SYNC_S)
 
 
+def carried(lang="en"):
+    """The round pushed before its start with a penalty Kim carries from his last match (a
+    match loss given after it): recorded at once, the match is Budi's, and the table says
+    why for a minute."""
+    ui = table(lang)
+    ui.carry({"p": "A", "kind": "match_loss", "code": "unsporting"}, -40 * SEC)
+    return build(ui, -30 * SEC, SYNC_S)
+
+
 STATES = (
     ("no_round", no_round),
     ("pre_round", pre_round),
@@ -283,4 +292,7 @@ STATES = (
     ("after_match_judge", after_match_judge),
     ("after_match_judge_ko", lambda: after_match_judge("ko")),
     ("after_match_judge_id", lambda: after_match_judge("id")),
+    ("carried", carried),
+    ("carried_ko", lambda: carried("ko")),
+    ("carried_id", lambda: carried("id")),
 )

@@ -66,6 +66,7 @@ no_sync|no sync|동기 없음|tanpa sinkron
 battery|bat %d%%|배터리 %d%%|bat %d%%
 five_left|5 MINUTES LEFT|5분 남음|SISA 5 MENIT
 refused|Refused: %s|거부: %s|Ditolak: %s
+carried|Last match: %s %s|지난 매치: %s %s|Match lalu: %s %s
 flash_full|FLASH FULL: keep a paper record, call a judge|저장 공간 가득: 종이 기록을 쓰고 저지를 부르세요|MEMORI PENUH: catat di kertas, panggil juri
 """
 

@@ -24,6 +24,7 @@
 from duelclock.core import catalogue
 from duelclock.core.lang import tr, LANGS
 from duelclock.core.match import Match
+from duelclock.core.record import check_event
 from duelclock.core.sheet import Sheet, clock
 from duelclock.core.sign import pin_matches
 
@@ -32,6 +33,7 @@ PIN_TRIES = 3                   # wrong PINs before a lockout
 LOCKOUT_MS = 60000              # first lockout; each further one doubles
 MESSAGE_MS = 2500               # how long a refusal or notice stays on screen
 GIVEN_MS = 6000                 # how long "+3:00 from the desk" stays on screen
+CARRIED_MS = 60000              # how long a penalty carried from the last match stays on screen
 IDLE_DIM_MS = 120000            # dim after 2 minutes without a key (the clock stays readable)
 FIVE_MIN_MS = 300000
 SHEET_ROWS = 60                 # rows of the current duel kept for the record view
@@ -129,6 +131,23 @@ class Ui:
             self.warned_5min = True
             self.alert(2, 1500)
             self.say(tr("five_left", self.lang))
+
+    def carry(self, pen, now_ms):
+        """A penalty the desk carries from a player's last match ({p, kind, code}, protocol.md):
+        recorded now as the head judge's, unless the match is over or lists a penalty of that
+        player, kind and code already (a round sent again); shown for CARRIED_MS."""
+        m = self.match
+        if m is None or m.over or (pen.get("p"), pen.get("kind"), pen.get("code")) in \
+                [(x["p"], x["kind"], x["code"]) for x in m.penalties]:
+            return
+        ev = dict(pen, ev="penalty", judge="head")
+        ev["t"] = self.now_ms = max(now_ms, m.now_ms or now_ms)
+        why = check_event(ev)
+        if why:
+            self.say(self.t("refused", why))
+        elif self.record(ev):
+            self.say(self.t("carried", ev["p"], catalogue.kind_name(ev["kind"], self.lang)),
+                     CARRIED_MS)
 
     def pause(self, now_ms):
         if self.paused_at is None:

@@ -94,7 +94,7 @@ _ab_str = _ab(_str)
 DESK_TYPES = {   # desk -> table
     "round": ((("round", _uint), ("kind", _str), ("start_ms", _int), ("limit_s", _uint),
                ("cap_s", _uint), ("extra_turns", _uint), ("seating", _bool)),
-              (("names", _ab_str), ("lang", _str), ("rules", _str))),
+              (("names", _ab_str), ("lang", _str), ("rules", _str), ("pens", _events))),
     "pause": ((("at_ms", _int),), ()),
     "resume": ((("at_ms", _int),), ()),
     "extend": ((("round", _uint), ("ms", _uint)), ()),

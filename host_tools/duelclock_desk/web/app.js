@@ -226,6 +226,35 @@ async function loadRoom() {
   }
   drawHeader();
   drawCounts();
+  drawCarries();
+}
+
+// Penalties given after a match and carried to the player's next one (status' carries); the
+// head judge confirms or declines those awaiting it (KR), audited as every command.
+function drawCarries() {
+  const list = (S.room && S.room.carries) || [];
+  $('#carries-list').replaceChildren(...list.map((c) => {
+    const li = document.createElement('li');
+    li.dataset.carry = c.id;
+    li.dataset.state = c.state;
+    const what = t('pen_' + c.kind) + ' (' + c.code + ')';
+    const state = c.state === 'sent' ? t('cs_sent', c.round, c.tbl, c.p) : t('cs_' + c.state);
+    li.textContent = '#' + c.id + ' ' + (c.player || '–') + ': ' + what + ' · ' +
+      t('carry_from', c.from_round, c.from_tbl, c.rules) + ' · ' + state + ' ';
+    if (c.state === 'confirm') {
+      for (const [key, ok] of [['carry_confirm', true], ['carry_decline', false]]) {
+        const b = document.createElement('button');
+        b.type = 'button';
+        b.textContent = t(key);
+        b.addEventListener('click', () => confirmed(
+          t(ok ? 'c_carry_confirm' : 'c_carry_decline', what, c.player),
+          '/api/carry', {id: c.id, confirm: ok}, t(key) + ' #' + c.id));
+        li.append(b);
+      }
+    }
+    return li;
+  }));
+  $('#no-carries').hidden = list.length > 0;
 }
 
 function tick() {
@@ -507,6 +536,7 @@ function redrawAll() {
   drawHeader();
   tick();
   drawResults();
+  drawCarries();
   drawAudit();
   setConn($('#conn').dataset.live === '1');
 }

@@ -1,6 +1,7 @@
 // The dashboard's words in English, Korean and Indonesian, and the phase of a table as the
 // room and a table's page show it (a colour class AND a label: never colour alone).
-// Elements with data-i18n="key" get STR[lang][key] as text; t(key, ...args) fills %s in order.
+// Elements with data-i18n="key" get STR[lang][key] as text (data-i18n-args="a,b": its %s
+// filled); t(key, ...args) fills %s in order.
 'use strict';
 
 const LANGS = {en: 'English', ko: '한국어', id: 'Bahasa Indonesia'};
@@ -62,6 +63,14 @@ const STR = {
     sync_chart: 'sync error', desk_time: 'Desk time', sync_age_s: 'Sync age (s)',
     sync_err: 'Error (ms)', no_sync: 'No sync reported since the desk started.',
     lp_sheet: 'LP sheet',
+    carries: 'Penalties carried to the next match', no_carries: 'None.',
+    pen_note: 'Note', pen_after_match: 'after the match', pen_carried: 'carried from round %s',
+    carry_from: 'round %s, table %s, after the match, %s rules',
+    cs_confirm: 'awaits the head judge', cs_ready: 'goes with the next round that names the player',
+    cs_sent: 'sent into round %s, table %s, as %s', cs_declined: 'declined by the head judge',
+    cs_unnamed: 'no pairing names the player: give it at the next table by hand',
+    carry_confirm: 'Confirm', carry_decline: 'Decline',
+    c_carry_confirm: 'Carry %s to %s\'s next match?', c_carry_decline: 'Not carry %s of %s?',
     no_record: 'No record stored yet: a table sends its record when the match is over.',
   },
   ko: {
@@ -121,6 +130,14 @@ const STR = {
     sync_chart: '동기 오차', desk_time: '데스크 시각', sync_age_s: '동기 경과 (초)',
     sync_err: '오차 (ms)', no_sync: '데스크 시작 이후 보고된 동기가 없습니다.',
     lp_sheet: '라이프 기록지',
+    carries: '다음 매치에 적용할 벌칙', no_carries: '없음.',
+    pen_note: '비고', pen_after_match: '매치 종료 후', pen_carried: '%s라운드에서 이월',
+    carry_from: '%s라운드 %s번 테이블, 매치 종료 후, %s 규정',
+    cs_confirm: '헤드 저지 확인 대기', cs_ready: '플레이어가 배정된 다음 라운드에 적용',
+    cs_sent: '%s라운드 %s번 테이블에 %s(으)로 전송', cs_declined: '헤드 저지가 적용하지 않음',
+    cs_unnamed: '대진표에 플레이어 이름이 없음: 다음 테이블에서 직접 적용',
+    carry_confirm: '확인', carry_decline: '적용 안 함',
+    c_carry_confirm: '%s을(를) %s의 다음 매치에 적용할까요?', c_carry_decline: '%s을(를) %s에게 적용하지 않을까요?',
     no_record: '아직 저장된 기록이 없습니다. 테이블은 매치가 끝나면 기록을 보냅니다.',
   },
   id: {
@@ -180,6 +197,14 @@ const STR = {
     sync_chart: 'galat sinkron', desk_time: 'Waktu meja juri', sync_age_s: 'Umur sinkron (dtk)',
     sync_err: 'Galat (ms)', no_sync: 'Belum ada sinkron sejak meja juri mulai.',
     lp_sheet: 'Catatan LP',
+    carries: 'Penalti untuk match berikutnya', no_carries: 'Tidak ada.',
+    pen_note: 'Catatan', pen_after_match: 'setelah match', pen_carried: 'dibawa dari ronde %s',
+    carry_from: 'ronde %s, meja %s, setelah match, aturan %s',
+    cs_confirm: 'menunggu Head Judge', cs_ready: 'berlaku di ronde berikut yang memuat pemain',
+    cs_sent: 'dikirim ke ronde %s, meja %s, sebagai %s', cs_declined: 'tidak diberlakukan Head Judge',
+    cs_unnamed: 'nama pemain tidak ada di pairing: berikan manual di meja berikutnya',
+    carry_confirm: 'Konfirmasi', carry_decline: 'Tolak',
+    c_carry_confirm: 'Berlakukan %s di match berikutnya %s?', c_carry_decline: 'Tidak memberlakukan %s untuk %s?',
     no_record: 'Belum ada catatan: meja mengirim catatannya saat match selesai.',
   },
 };
@@ -198,7 +223,8 @@ function t(key, ...args) {
 function applyI18n(root) {
   document.documentElement.lang = lang;
   for (const el of (root || document).querySelectorAll('[data-i18n]')) {
-    el.textContent = t(el.dataset.i18n);
+    const args = el.dataset.i18nArgs;
+    el.textContent = t(el.dataset.i18n, ...(args ? args.split(',') : []));
   }
   for (const el of (root || document).querySelectorAll('[data-i18n-ph]')) {
     el.placeholder = t(el.dataset.i18nPh);
