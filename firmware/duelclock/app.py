@@ -24,6 +24,7 @@
 # MAINTENANCE_KEYS held at power-on, then the head judge's PIN on the screen.
 import asyncio
 import json
+from binascii import unhexlify
 
 from duelclock import VERSION
 from duelclock.core.clock import Clock
@@ -77,7 +78,7 @@ class Table:
         self.local_ms = local_ms
         self.root = root
         self.tbl = cfg["table"]
-        key = bytes.fromhex(cfg["key"]) if hasattr(bytes, "fromhex") else _unhex(cfg["key"])
+        key = unhexlify(cfg["key"])
         self.enc = Encoder(key, next_boot(root), self.tbl)
         self.dec = Decoder(key, self.tbl, seen=self._load_seen())
         wifi = cfg.get("link") == "mqtt"
@@ -538,10 +539,6 @@ def _dim(display, level):
         display.backlight(level)
     elif hasattr(display, "brightness"):
         display.brightness = level
-
-
-def _unhex(s):
-    return bytes(int(s[i:i + 2], 16) for i in range(0, len(s), 2))
 
 
 def make_link(board, cfg, local_ms):
