@@ -22,6 +22,7 @@ import time
 import pytest
 from paho.mqtt import client as mqtt
 
+from duelclock.core.clock import FIRST
 from duelclock_desk.api import Service
 from duelclock_desk.broker import Mosquitto
 from tests.faults.netkit import MqttPackets, Proxy, stored_rows
@@ -240,7 +241,8 @@ def test_a_lost_result_is_sent_again_until_the_desk_acks(tmp_path):
     now = [0]
     cfg = {"table": 1, "key": "00" * 32, "pins": {"floor": "1111", "head": "2222"}}
     t = app.Table(Board(), cfg, Wire(), lambda: now[0], str(tmp_path))
-    t.clock.sample(0, 0, 0, 0)                               # synced: desk = local
+    for _ in range(FIRST):
+        t.clock.sample(0, 0, 0, 0)                           # synced: desk = local
     t.ui.start_round({"t": 0, "ev": "round_start", "round": 1, "kind": "swiss", "limit_s": 2700,
                       "cap_s": 1800, "extra_turns": 1, "seating": False, "rules": "ID",
                       "start_ms": 0})
