@@ -36,7 +36,7 @@
 # Accelerated time (the two sync runs): desk time is real time plus jumps (SkipClock, shared
 # with the desk in desk_child.py, its own process), and every table's ticks are (desk time +
 # its boot time) x (1 + ppm / 1e6). Each step of *_STEP_MS desk ms (YOUNG_STEP_MS in the
-# first YOUNG_MIN minutes, when the tables exchange every 0.5 to 8 s) measures every table's
+# first YOUNG_MIN minutes, when the tables exchange every 1 to 8 s) measures every table's
 # error, ticks them (sync requests go out when their Clock says so), waits for every reply,
 # then jumps the rest of the step. No jump happens with an exchange in flight, so every stamp
 # of an exchange is real time, and the desk stamps with the clock the errors are measured on.
@@ -86,7 +86,7 @@ ROUND_TABLES = 1000
 ROUND_FW = 10
 ROUND_PROCS = 3
 ROUND_SETTLE_S = 12.0            # after the last hello: the tables still in their young
-                                 # sync schedule (core/clock.py: 40 exchanges in 2 minutes)
+                                 # sync schedule (core/clock.py: 32 exchanges in 2 minutes)
 ROUND_WAIT_S = 60.0
 HALL_TABLES = 2000               # the several-halls round start, and the bare fan-out beside it
 HALLS = 2

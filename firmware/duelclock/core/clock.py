@@ -27,18 +27,18 @@
 #   never does, and an old one counts only once the drift is known well enough to carry it.
 #   Unequal floors (asymmetric paths) stay invisible, as to any 2-way sync.
 # The clock gives no desk time before FIRST exchanges (a lone held reply would be 100 ms
-# off). While young (YOUNG exchanges) every new fit is taken at once; later a move of the
+# off; with two, the band comes from the legs that were not held). While young (YOUNG exchanges) every new fit is taken at once; later a move of the
 # time shown of at most jump_ms is slewed in at SLEW_RATE and a bigger one jumps. Without a
 # link the model runs on its drift, and error_ms grows with the drift's uncertainty.
 #
 # Exchanges: BURST at BURST_PERIOD_MS, then BURST at twice that, and so on up to
-# MAX_PERIOD_MS (sooner if error_ms would pass budget_ms / 2): 40 exchanges in the first two
+# MAX_PERIOD_MS (sooner if error_ms would pass budget_ms / 2): 32 exchanges in the first two
 # minutes, then one every 16 s (7.5 messages a minute with the replies).
 SERIAL_BUDGET_MS = 5
 WIFI_BUDGET_MS = 20
 KEEP = 64                 # exchanges kept, newest last
 SPAN_MS = 1200000         # and none older than this (local ms): drift wanders with temperature
-FIRST = 4                 # exchanges before the clock gives desk time
+FIRST = 2                 # exchanges before the clock gives desk time
 MAX_PPM = 100             # crystals are off by tens of ppm, rarely more than this
 FLASH_PPM = 10            # a drift kept on flash is this good (temperature, ageing)
 FIT_PPM = 500             # a fitted drift beyond this is clipped (outliers, not crystals)
@@ -52,7 +52,7 @@ MAX_DELAY_MS = 1000       # above this a sample is worthless
 SLEW_RATE = 0.005         # ms per ms: 5 ms per second (a shown second lasts 995 to 1005 ms)
 YOUNG = 16                # exchanges before corrections are slewed rather than taken at once
 BURST = 8                 # exchanges per period step
-BURST_PERIOD_MS = 500     # the first period; every BURST exchanges it doubles
+BURST_PERIOD_MS = 1000     # the first period; every BURST exchanges it doubles
 MAX_PERIOD_MS = 16000
 RETRY_MS = 2000           # no reply to a request: ask again this much later (or the period)
 
@@ -229,7 +229,7 @@ class Clock:
         period = BURST_PERIOD_MS
         due = local_ms
         if self._last is not None:
-            period = min(MAX_PERIOD_MS, BURST_PERIOD_MS << min(5, self._count // BURST))
+            period = min(MAX_PERIOD_MS, BURST_PERIOD_MS << min(4, self._count // BURST))
             due = self._last + period
             spare = self.budget_ms / 2 - self._noise
             reach = self._ref + int(spare / self._drift_err) if spare > 0 else self._last
