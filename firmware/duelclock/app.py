@@ -82,7 +82,9 @@ class Table:
         self.enc = Encoder(key, next_boot(root), self.tbl)
         self.dec = Decoder(key, self.tbl, seen=self._load_seen())
         wifi = cfg.get("link") == "mqtt"
-        self.clock = Clock(WIFI_BUDGET_MS if wifi else SERIAL_BUDGET_MS)
+        self.clock = Clock(WIFI_BUDGET_MS if wifi else SERIAL_BUDGET_MS,
+                           drift_ppm=_load_drift(root))
+        self.drift_saved = False      # this boot's drift is on flash (one write a boot)
         self.journal = Journal(root + "/journal")
         self.ui = Ui(self.tbl, self._save, cfg.get("pins"), cfg.get("lang", "en"))
         self.match_id = None
@@ -217,6 +219,9 @@ class Table:
             if msg["re"] == self.sync_seq:
                 self.clock.sample(msg["t1"], msg["t2"], msg["t3"], self.local_ms())
                 self.sync_seq = None
+                if self.clock.drift_settled and not self.drift_saved:
+                    _write_small(self.root + "/drift", "%.1f" % self.clock.drift_ppm)
+                    self.drift_saved = True
             return
         self._store_seen()
         getattr(self, "_cmd_" + k)(msg)
@@ -521,6 +526,16 @@ def _changed(fields, last):
 def _lock_key(state):
     """What makes the PIN lock state worth writing again: a guess, a lockout, its end."""
     return state[0], state[1], state[2] > 0
+
+
+def _load_drift(root):
+    """The crystal's drift (ppm) a clock learnt in an earlier boot, or None: the next
+    clock starts from it (core/clock.py) instead of guessing 0."""
+    try:
+        with open(root + "/drift") as f:
+            return float(f.read())
+    except (OSError, ValueError):
+        return None
 
 
 def _write_small(path, text):

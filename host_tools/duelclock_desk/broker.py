@@ -35,6 +35,23 @@ log_dest stderr
 log_type error
 log_type warning
 """
+# A hall's broker, bridged to the desk's (docs/protocol.md, "Several halls"): the event's
+# topics cross both ways at QoS 1 and keep their retain flag (the tables' retained state; the
+# desk retains nothing, a table that joins says hello and gets its round again).
+# cleansession false: the desk's broker keeps the bridge's subscriptions and
+# QoS 1 messages for it while the bridge is down; the hall queues the other way.
+BRIDGE = """\
+connection {name}
+address {host}:{port}
+topic duelclock/{event}/# both 1
+cleansession false
+remote_clientid duelclock-bridge-{name}
+local_clientid duelclock-bridge-{name}-local
+try_private true
+notifications false
+restart_timeout 1 5
+keepalive_interval 10
+"""
 
 
 class BrokerError(Exception):
@@ -51,9 +68,10 @@ def free_port(host="127.0.0.1"):
 
 class Mosquitto:
     """A mosquitto process on `port` (0: a free one), on loopback or, with lan, on every
-    interface. `url` is what clients connect to. stop() ends it and removes its config."""
+    interface. `url` is what clients connect to. stop() ends it and removes its config.
+    `bridge` (desk_url, event, name): a hall's broker, bridged to the desk's at desk_url."""
 
-    def __init__(self, port=0, lan=False):
+    def __init__(self, port=0, lan=False, bridge=None):
         exe = shutil.which("mosquitto") or _sbin("mosquitto")
         if exe is None:
             raise BrokerError("mosquitto is not installed: `apt-get install -y mosquitto` (the "
@@ -64,8 +82,7 @@ class Mosquitto:
         self._dir = tempfile.mkdtemp(prefix="duelclock-mosquitto-")
         conf = os.path.join(self._dir, "mosquitto.conf")
         with open(conf, "w") as f:
-            f.write(CONFIG.format(port=self.port, host="0.0.0.0" if lan else "127.0.0.1",
-                                  max_packet=MAX_PACKET_BYTES))
+            f.write(config(self.port, lan, bridge))
         self._log = open(os.path.join(self._dir, "mosquitto.log"), "w+")
         self.proc = subprocess.Popen([exe, "-c", conf], stdout=self._log, stderr=self._log,
                                      stdin=subprocess.DEVNULL)
@@ -105,6 +122,18 @@ class Mosquitto:
                 self.proc.wait()
         self._log.close()
         shutil.rmtree(self._dir, ignore_errors=True)
+
+
+def config(port, lan=False, bridge=None):
+    """mosquitto.conf text: the desk's broker, or with `bridge` (desk_url, event, name) a
+    hall's (`duelclock hall` prints it for a hall machine)."""
+    text = CONFIG.format(port=port, host="0.0.0.0" if lan else "127.0.0.1",
+                         max_packet=MAX_PACKET_BYTES)
+    if bridge is not None:
+        url, event, name = bridge
+        host, desk_port = url.split("://", 1)[1].rsplit(":", 1)
+        text += BRIDGE.format(name=name, host=host, port=desk_port, event=event)
+    return text
 
 
 def _sbin(name):

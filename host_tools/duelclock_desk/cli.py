@@ -274,6 +274,23 @@ def do_sim(a):
         raise client.CliError(str(e))
 
 
+def _args_hall(p):
+    p.add_argument("--desk", required=True, metavar="URL", help="mqtt://HOST:PORT, the desk's broker")
+    p.add_argument("--event", required=True, metavar="NAME", help="the event id the desk uses")
+    p.add_argument("--name", required=True, help="this hall (its bridge's client id)")
+    p.add_argument("--port", type=int, default=1883, help="where the hall's tables connect")
+
+
+def do_hall(a):
+    from duelclock_desk.broker import config
+    if not re.fullmatch(r"mqtt://[^:/\s]+:\d+", a.desk):
+        raise client.CliError("--desk is mqtt://HOST:PORT")
+    for what, value in (("--event", a.event), ("--name", a.name)):
+        if not re.fullmatch(r"[A-Za-z0-9_-]{1,32}", value):
+            raise client.CliError("%s is 1 to 32 letters, digits, - or _" % what)
+    sys.stdout.write(config(a.port, lan=True, bridge=(a.desk, a.event, a.name)))
+
+
 # name -> (handler, argument declarer, one-line help)
 COMMANDS = {
     "sim": (do_sim, _args_sim, "simulated tables running the real firmware (see simulator/)"),
@@ -292,6 +309,7 @@ COMMANDS = {
     "keygen": (do_keygen, _args_keygen, "make a new event key file"),
     "deploy": (do_deploy, _args_deploy, "put firmware, board file and config on a board; check"),
     "pull": (do_pull, _args_pull, "copy the records the desk never collected off a table (USB)"),
+    "hall": (do_hall, _args_hall, "print a hall broker's mosquitto.conf, bridged to the desk's"),
 }
 
 

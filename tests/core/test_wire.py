@@ -5,7 +5,7 @@ import binascii
 import hashlib
 
 from duelclock.core import wire
-from duelclock.core.clock import Clock
+from duelclock.core.clock import FIRST, Clock
 from duelclock.core.sign import (canonical, command_key, hmac_sha256, pin_hash,
                                  pin_matches, table_key)
 from dc import encode
@@ -121,7 +121,8 @@ def test_desk_and_tables_talk_through_a_fake_link_byte_by_byte():
                            tbl=req["tbl"])
     rep = feed_bytewise(t17, reply)[0]
     assert rep["re"] == 4 * wire.SEQ_BOOT                   # the app takes only its request's reply
-    assert clock.sample(rep["t1"], rep["t2"], rep["t3"], 1010) is None
+    for _ in range(FIRST):                                  # the clock's first exchanges
+        assert clock.sample(rep["t1"], rep["t2"], rep["t3"], 1010) is None
     assert clock.desk_now_ms(1010) == 5006
     back = t17_out.build("state", STATE)
     seq = 4 * wire.SEQ_BOOT + 1

@@ -22,6 +22,7 @@ import time
 import pytest
 from paho.mqtt import client as mqtt
 
+from duelclock.core.clock import FIRST
 from duelclock.core.sign import pin_hash
 from duelclock_desk.api import Service
 from duelclock_desk.broker import Mosquitto
@@ -242,7 +243,8 @@ def test_a_lost_result_is_sent_again_until_the_desk_acks(tmp_path):
     cfg = {"table": 1, "key": "00" * 32, "pins": {"floor": pin_hash("1111", b"salt", 2),
                                                   "head": pin_hash("2222", b"salt", 2)}}
     t = app.Table(Board(), cfg, Wire(), lambda: now[0], str(tmp_path))
-    t.clock.sample(0, 0, 0, 0)                               # synced: desk = local
+    for _ in range(FIRST):
+        t.clock.sample(0, 0, 0, 0)                           # synced: desk = local
     t.ui.start_round({"t": 0, "ev": "round_start", "round": 1, "kind": "swiss", "limit_s": 2700,
                       "cap_s": 1800, "extra_turns": 1, "seating": False, "rules": "ID",
                       "start_ms": 0})
@@ -254,3 +256,37 @@ def test_a_lost_result_is_sent_again_until_the_desk_acks(tmp_path):
     for now[0] in range(5000, 5000 + 3 * app.RESEND_MS + 1000, 20):
         t.report()
     assert t.link.sent.count("result") == t.link.sent.count("record") >= 3
+
+
+def test_a_settled_drift_is_kept_on_flash_for_the_next_boot(tmp_path):
+    # A table 60 ppm slow: once its clock knows the drift, it writes it once; the next boot's
+    # clock starts from it.
+    from duelclock import app
+
+    class Wire:
+        up = True
+
+        def poll(self):
+            return b""
+
+        def send(self, line, kind):
+            return True
+
+    class Board:
+        BOARD = "SIM"
+        battery_pct = buzzer = led = None
+
+    cfg = {"table": 1, "key": "00" * 32, "pins": {"floor": "1111", "head": "2222"}}
+    t = app.Table(Board(), cfg, Wire(), lambda: 0, str(tmp_path))
+    assert t.clock.drift_ppm == 0 and not (tmp_path / "drift").exists()
+    local = 0
+    for i in range(60):                      # 16 minutes of exchanges, 1-ms legs
+        t.sync_seq = i
+        desk = int(local * (1 + 60e-6))
+        t.local_ms = lambda: local + 2
+        t.handle({"k": "sync", "re": i, "t1": local, "t2": desk + 1, "t3": desk + 1})
+        local += 16000
+    kept = float((tmp_path / "drift").read_text())
+    assert abs(kept - 60) < 2, kept
+    again = app.Table(Board(), cfg, Wire(), lambda: 0, str(tmp_path))
+    assert abs(again.clock.drift_ppm - kept) < 1e-6

@@ -165,3 +165,29 @@ def test_the_desk_says_how_to_get_mosquitto_when_it_is_missing(tmp_path, capsys,
     assert code == 2 and "apt-get install -y mosquitto" in err and "--broker off" in err
     code, _, err = duelclock(capsys, "desk", "--key", tmp_path / "key", "--event", "a/b")
     assert code == 1 and "--event is 1 to 32 letters" in err
+
+
+def test_hall_prints_a_bridged_broker_config_mosquitto_runs(tmp_path, capsys):
+    assert cli.main(["hall", "--desk", "mqtt://desk.local:1883", "--event", "nats",
+                     "--name", "hall2"]) == 0
+    conf = capsys.readouterr().out
+    assert "listener 1883 0.0.0.0\n" in conf and "address desk.local:1883\n" in conf
+    assert "topic duelclock/nats/# both 1\n" in conf
+    # mosquitto itself takes it (a loopback port here, the desk unreachable: it retries).
+    path = tmp_path / "hall.conf"
+    port = free_port()
+    path.write_text(conf.replace("listener 1883 0.0.0.0", "listener %d 127.0.0.1" % port)
+                    .replace("desk.local:1883", "127.0.0.1:%d" % free_port()))
+    from duelclock_desk.broker import _sbin
+    p = subprocess.Popen([_sbin("mosquitto") or "mosquitto", "-c", str(path)],
+                         stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(1.0)
+        assert p.poll() is None, p.stderr.read()
+    finally:
+        p.kill()
+        p.wait()
+        p.stderr.close()
+    for bad in (["--desk", "desk:1883"], ["--desk", "mqtt://d:1", "--event", "a/b"]):
+        argv = ["hall", "--desk", "mqtt://d:1", "--event", "e", "--name", "h"] + bad
+        assert cli.main(argv) == 1

@@ -6,6 +6,7 @@ import urllib.request
 
 import pytest
 
+from duelclock.core.clock import FIRST
 from duelclock.core.wire import MAX_LINE_BYTES
 from duelclock_desk.api import Service
 from duelclock_desk.links import Framer, MqttLink, SerialLink, open_link
@@ -48,7 +49,7 @@ def test_a_round_over_a_pty_and_a_socket_at_once(tmp_path):
     async def scenario():
         await svc.start()
         try:
-            await until(lambda: all(t.sync_replies >= 2 for t in everyone), what="sync")
+            await until(lambda: all(t.sync_replies >= FIRST for t in everyone), what="sync")
             svc.desk.run("test", "start_round", {"round": 1, "pairings": [[4, "Ana", "Bo"]]})
             await until(lambda: all(t.round for t in everyone), what="round")
             assert tcp_tables[1].round["names"] == {"A": "Ana", "B": "Bo"}

@@ -9,6 +9,7 @@ import time
 import pytest
 from paho.mqtt import client as mqtt
 
+from duelclock.core.clock import FIRST
 from duelclock.core.wire import SEQ_BOOT, Encoder
 from duelclock_desk.api import Service
 from duelclock_desk.broker import Mosquitto
@@ -51,7 +52,7 @@ def test_round_state_will_and_result_over_mqtt(tmp_path):
     async def scenario(svc):
         room = MqttTables(svc.broker.url, EVENT, tables, ppm=50, offset_ms=9000)
         try:
-            await until(lambda: all(t.sync_replies >= 2 for t in tables), what="sync")
+            await until(lambda: all(t.sync_replies >= FIRST for t in tables), what="sync")
             svc.desk.run("test", "start_round", {"round": 2, "pairings": [[3, "Ana", "Bo"]]})
             await until(lambda: all(t.round for t in tables) and "names" in tables[2].round,
                         what="round")

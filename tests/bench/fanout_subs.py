@@ -1,0 +1,90 @@
+# The bare fan-out the round-start benches are read against: COUNT plain MQTT 3.1.1
+# subscribers to one topic (QoS 1), on one thread, non-blocking sockets (mqtt_tables.py's
+# packets). No protocol, no desk: what mosquitto itself takes to deliver one message to them.
+#
+#   python tests/bench/fanout_subs.py --broker mqtt://127.0.0.1:1883 --topic T --count 1000
+#
+# prints "ready N" once every subscriber has its SUBACK; when stdin closes, prints one JSON
+# line: {"got": subscribers that received a PUBLISH, "last_s": CLOCK_MONOTONIC seconds of the
+# last first-receipt} (the same clock in every process on Linux: the bench compares it with
+# the time it published).
+import argparse
+import json
+import os
+import selectors
+import socket
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from mqtt_tables import (PUBACK, PUBLISH, SUBACK, connect_packet, packet, parse,  # noqa: E402
+                         subscribe_packet)
+
+READ_BYTES = 65536
+CONNECT_PER_S = 400.0
+READY_S = 120.0
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(prog="fanout_subs")
+    ap.add_argument("--broker", required=True)
+    ap.add_argument("--topic", required=True)
+    ap.add_argument("--count", type=int, required=True)
+    ap.add_argument("--first", type=int, default=0, help="client ids from this number")
+    a = ap.parse_args(argv)
+    host, port = a.broker.split("://", 1)[1].rsplit(":", 1)
+    sel = selectors.DefaultSelector()
+    bufs, subacked, got = {}, set(), {}
+    done = threading.Event()
+    threading.Thread(target=lambda: (sys.stdin.read(), done.set()), daemon=True).start()
+    start = time.monotonic()
+    opened = 0
+    announced = False
+    while not done.is_set():
+        due = min(a.count, int((time.monotonic() - start) * CONNECT_PER_S) + 1)
+        while opened < due:
+            s = socket.socket()
+            s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            s.connect((host, int(port)))
+            s.sendall(connect_packet("fanout-%d" % (a.first + opened), "fanout/will", b"x", 60)
+                      + subscribe_packet(1, [(a.topic, 1)]))
+            s.setblocking(False)
+            sel.register(s, selectors.EVENT_READ)
+            bufs[s] = bytearray()
+            opened += 1
+        if not announced and len(subacked) == a.count:
+            print("ready %d" % a.count, flush=True)
+            announced = True
+        if not announced and time.monotonic() - start > READY_S:
+            sys.stderr.write("fanout_subs: %d of %d subscribed\n" % (len(subacked), a.count))
+            return 1
+        for key, _ in sel.select(0.05):
+            s = key.fileobj
+            try:
+                data = s.recv(READ_BYTES)
+            except BlockingIOError:
+                continue
+            if not data:
+                sel.unregister(s)
+                continue
+            now = time.monotonic()
+            bufs[s] += data
+            packets, used = parse(bufs[s])
+            del bufs[s][:used]
+            for kind, flags, body in packets:
+                if kind == SUBACK:
+                    subacked.add(s)
+                elif kind == PUBLISH:
+                    got.setdefault(s, now)
+                    if flags & 6:                    # QoS 1: its packet id after the topic
+                        n = int.from_bytes(body[:2], "big")
+                        s.sendall(packet(PUBACK, 0, body[2 + n:4 + n]))
+    print(json.dumps({"got": len(got), "last_s": max(got.values()) if got else None}), flush=True)
+    for s in bufs:
+        s.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
