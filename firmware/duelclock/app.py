@@ -39,6 +39,8 @@ FRAME_MS = 1000               # the longest between two looks at the screen
 FRAME_POLL_MS = 5             # the frame task's look for a key or command meanwhile
 FLASH_MS = 250                # the flash alert's blink
 STATE_MS = 5000
+STATE_CHECK_MS = 250          # a state that changed by itself (time, lockout) is seen this soon;
+                              # a dict each link tick was 120 KB/s of garbage at idle (issue 13)
 LINK_MS = 20
 SYNC_POLL_MS = 2              # while a sync reply is due: its arrival time is t4, keep it tight
 # Change every ms, or with every line an attacker sends: not a "change", sent every STATE_MS.
@@ -98,6 +100,7 @@ class Table:
         self.result_sent = False
         self.sync_seq = None
         self.state_due = 0
+        self.state_check_at = 0       # local ms: look at the state again (0: at once)
         self.last_state = None
         self.flash_until = 0
         self.battery = None
@@ -215,6 +218,7 @@ class Table:
     def handle(self, msg):
         k = msg["k"]
         self.poked = True
+        self.state_check_at = 0                         # a command's effect: reported at once
         if k == "sync":
             if msg["re"] == self.sync_seq:
                 self.clock.sample(msg["t1"], msg["t2"], msg["t3"], self.local_ms())
@@ -323,11 +327,13 @@ class Table:
             self.sync_seq = self.enc.seq
             if self._send("sync", {"t1": now}):
                 self.clock.sent(now)
-        fields = self.state()
-        if _changed(fields, self.last_state) or now >= self.state_due:
-            if self._send("state", fields, "state"):
-                self.last_state = fields
-                self.state_due = now + STATE_MS
+        if now >= self.state_check_at or now >= self.state_due:
+            self.state_check_at = now + STATE_CHECK_MS
+            fields = self.state()
+            if _changed(fields, self.last_state) or now >= self.state_due:
+                if self._send("state", fields, "state"):
+                    self.last_state = fields
+                    self.state_due = now + STATE_MS
         m = self.ui.match
         if m is None or self.total == 0:
             return
@@ -458,6 +464,7 @@ class Table:
         self.ui.key(intent, t if t is not None else 0)
         self._store_lock()
         self.poked = True
+        self.state_check_at = 0                         # a judge called, a PIN locked out
 
 
 # --- tasks -------------------------------------------------------------------------------

@@ -31,6 +31,7 @@ import time
 from ramdisk import RAMDisk
 from duelclock import app
 from duelclock.core.keys import EdgeRing, Keys, buttons_mask
+from duelclock.core.sign import table_key
 from duelclock.core.wire import Encoder
 
 KEY = b"bench-event-key-0123456789abcdef"
@@ -163,7 +164,7 @@ def table(clock, fingers):
     disk = RAMDisk(32)                  # 128 KB of flash: the journal of a short match
     disk.mount("/flash", format=True)
     with open("/flash/duelclock.json", "w") as f:
-        f.write(json.dumps({"table": TBL, "key": "".join("%02x" % b for b in KEY)}))
+        f.write(json.dumps({"table": TBL, "key": "".join("%02x" % b for b in table_key(KEY, TBL))}))
     board = Board(clock, fingers)
     desk = Desk(clock)
     t = app.Table(board, app.load_config("/flash"), desk, clock, "/flash")
