@@ -62,6 +62,7 @@ COVERED = {
                                    "head_judge_and_then_carries_into_round_3: the same command "
                                    "on a carried penalty of a simulated room",
     "duelclock sheet --table 17 --html t17.html": None,
+    "duelclock hall --desk mqtt://DESK:1883 --event NAME --name hall2 > hall2.conf": None,
     "duelclock pull --port /dev/ttyACM0 --board RPI_PICO_W --out pulled/ --import":
         "tests/host/test_pull.py::test_pull_import_hands_the_match_to_the_desk_and_marks_it_"
         "collected: the same command with --port socket:// (a simulated board; no board here)",
@@ -136,6 +137,15 @@ def test_replay_and_sheet_as_written(repo):
     assert text.startswith("ROUND 3") and "Extra duel" in text
     out = sh("duelclock sheet simulator/matches/timeout_extra_duel.jsonl --html sheet.html", repo)
     assert out == "wrote sheet.html\n" and "<table" in (repo / "sheet.html").read_text()
+
+
+def test_a_halls_broker_config_as_written(repo):
+    # mosquitto started with such a file: test_desk_cli.py (DESK here names no host).
+    assert sh("duelclock hall --desk mqtt://DESK:1883 --event NAME --name hall2 > hall2.conf",
+              repo) == ""
+    conf = (repo / "hall2.conf").read_text().split("\n")
+    for line in ("connection hall2", "address DESK:1883", "topic duelclock/NAME/# both 1"):
+        assert line in conf, line
 
 
 @pytest.mark.parametrize("command", ["replay", "sheet"])
