@@ -12,11 +12,10 @@ FONT := firmware/duelclock/font_ko.py
 # the printed LP sheet's test reads Chromium's PDF with pdftotext.
 DEBS := xfonts-unifont mosquitto mosquitto-clients chromium fonts-nanum chrony poppler-utils
 # named by the list: a package added to DEBS is installed on a machine set up before
-DEBS_STAMP := $(VENV)/.debs-$(shell echo '$(DEBS)' | cksum | cut -d' ' -f1)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 export DUELCLOCK_SHARED := $(SHARED)
 
-.PHONY: all setup test demo bench soak clean
+.PHONY: all setup debs test demo bench soak clean
 
 all: test
 
@@ -26,21 +25,23 @@ $(STAMP): pyproject.toml
 	rm -f $(VENV)/.installed-*
 	touch $@
 
-$(DEBS_STAMP): | $(STAMP)
-	@missing=""; for p in $(DEBS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+# Looked at on every make (dpkg-query, a few ms): a package removed since, or left as
+# "config-files" by apt-get remove (dpkg -s still finds those), is installed again.
+debs: | $(STAMP)
+	@missing=""; for p in $(DEBS); do \
+	  [ "$$(dpkg-query -W -f='$${db:Status-Status}' $$p 2>/dev/null)" = installed ] || missing="$$missing $$p"; \
+	done; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing Debian packages:$$missing"; \
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
 	fi
-	rm -f $(VENV)/.debs*
-	touch $@
 
 # The board font is a build product: the Hangul glyphs the screen text uses, from unifont.
-$(FONT): host_tools/duelclock_desk/mkfont.py firmware/duelclock/core/lang.py firmware/duelclock/core/catalogue.py | $(STAMP) $(DEBS_STAMP)
+$(FONT): host_tools/duelclock_desk/mkfont.py firmware/duelclock/core/lang.py firmware/duelclock/core/catalogue.py | $(STAMP) debs
 	$(PY) -m duelclock_desk.mkfont
 
 # Ends with a check that names anything still missing (host_tools/check_setup.sh) and fails.
-setup: $(STAMP) $(DEBS_STAMP) $(FONT)
+setup: $(STAMP) debs $(FONT)
 	@host_tools/check_setup.sh
 
 # CPython suite (core, desk, vectors, goldens) and the core suite again under real MicroPython.
