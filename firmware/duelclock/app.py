@@ -63,11 +63,8 @@ def next_boot(root):
     """The boot counter (wire seqs stay above all sent before): read, raise, write back.
     On a full flash the raised count still serves this boot (the write is retried next)."""
     path = root + "/boot"
-    try:
-        with open(path) as f:
-            boot = int(f.read()) + 1
-    except (OSError, ValueError):
-        boot = 1
+    n = _read_small(path)
+    boot = n[0] + 1 if n else 1
     _write_small(path, str(boot))
     return boot
 
@@ -132,11 +129,8 @@ class Table:
         return self.root + "/seen"
 
     def _load_seen(self):
-        try:
-            with open(self._seen_path()) as f:
-                return {0: int(f.read())}
-        except (OSError, ValueError):
-            return None
+        n = _read_small(self._seen_path())
+        return {0: n[0]} if n else None
 
     def _store_seen(self):
         seq = self.dec.last_seq(0)
@@ -146,11 +140,8 @@ class Table:
     # The judge PIN's lockout survives a reboot (3 guesses per power cycle would make the
     # lockout worthless): "wrong lockouts locked_ms", written when it changes.
     def _load_lock(self):
-        try:
-            with open(self.root + "/pinlock") as f:
-                wrong, lockouts, left_ms = [int(x) for x in f.read().split()]
-        except (OSError, ValueError):
-            wrong, lockouts, left_ms = 0, 0, 0
+        n = _read_small(self.root + "/pinlock")
+        wrong, lockouts, left_ms = n if n and len(n) == 3 else (0, 0, 0)
         self.ui.restore_lock(wrong, lockouts, left_ms)
         self.saved_lock = _lock_key(self.ui.lock_state())
 
@@ -538,9 +529,16 @@ def _lock_key(state):
 def _load_drift(root):
     """The crystal's drift (ppm) a clock learnt in an earlier boot, or None: the next
     clock starts from it (core/clock.py) instead of guessing 0."""
+    n = _read_small(root + "/drift", float)
+    return n[0] if n else None
+
+
+def _read_small(path, number=int):
+    """The numbers in a small state file (_write_small's), or None where it is absent,
+    unreadable or torn: the caller's default then."""
     try:
-        with open(root + "/drift") as f:
-            return float(f.read())
+        with open(path) as f:
+            return [number(x) for x in f.read().split()]
     except (OSError, ValueError):
         return None
 
