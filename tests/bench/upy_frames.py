@@ -12,11 +12,10 @@
 import json
 import sys
 
-import framebuf
-
 from duelclock.core.ui import Ui
 from duelclock.core.view import build
 from duelclock.render_fb import FbRenderer
+from test_render_fb import framebuffer
 
 START = {"t": 0, "ev": "round_start", "round": 1, "kind": "swiss", "limit_s": 2700,
          "cap_s": 1800, "extra_turns": 1, "seating": False}
@@ -75,12 +74,7 @@ def median(xs):
 
 
 def main(w, h, mono):
-    if mono:
-        buf = bytearray(w * ((h + 7) // 8))
-        fb = framebuf.FrameBuffer(buf, w, h, framebuf.MONO_VLSB)
-    else:
-        buf = bytearray(w * h * 2)
-        fb = framebuf.FrameBuffer(buf, w, h, framebuf.RGB565)
+    buf, fb = framebuffer(w, h, mono)
     cfb = CountingFB(fb)
     r = FbRenderer(cfb, w, h, mono)
     panel = Panel(mono)

@@ -13,15 +13,19 @@ except ImportError:
 SIZES = ((240, 135, False), (128, 64, True))
 
 
+def framebuffer(w, h, mono):
+    """A buffer and its FrameBuffer for one display size, as the boards make them."""
+    if mono:
+        buf = bytearray(w * ((h + 7) // 8))
+        return buf, framebuf.FrameBuffer(buf, w, h, framebuf.MONO_VLSB)
+    buf = bytearray(w * h * 2)
+    return buf, framebuf.FrameBuffer(buf, w, h, framebuf.RGB565)
+
+
 def screen(w, h, mono):
     """A buffer, its FrameBuffer and a renderer for one display size."""
     from duelclock.render_fb import FbRenderer
-    if mono:
-        buf = bytearray(w * ((h + 7) // 8))
-        fb = framebuf.FrameBuffer(buf, w, h, framebuf.MONO_VLSB)
-    else:
-        buf = bytearray(w * h * 2)
-        fb = framebuf.FrameBuffer(buf, w, h, framebuf.RGB565)
+    buf, fb = framebuffer(w, h, mono)
     return buf, fb, FbRenderer(fb, w, h, mono)
 
 
