@@ -33,6 +33,37 @@ from duelclock.core.judgements import TimeRules
 from duelclock.core.handlers import EventRules
 
 
+class Note:
+    """What the written record shows of an applied event: the engine's only output besides
+    its state (Match.on_note; the sheet and the table's alerts read it). Every note has
+    `t` (desk ms) and `kind`; the other fields, by kind (this table lists every kind):
+
+      kind          fields                          made when
+      seated        p                               a player checks in
+      duel          no, first, extra                a duel starts (no from 1; extra: an extra duel)
+      lp            ev, lp, turn, turn_player       an LP entry: ev the lp event as applied
+                                                    (its A, B, by, cost), lp the LP after it
+      undo          lp                              the last entry taken back: lp as before it
+      turn_end      turn, turn_player, turn_ms      a turn ends (turn_ms: how long it took)
+      fix           p, before, after, turn, turn_player   a judge sets p's LP
+      extra_turn    no, total                       extra turn `no` of `total` begins
+      time, sudden_death, cap                       time is called; sudden death; the cap
+      extend        ms                              the limit moves by ms
+      penalty       pen                             a penalty, as Match.penalties lists it
+      void          pen                             an automatic penalty voided (the one removed)
+      duel_over     winner, by                      a duel ends (winner A B draw none; by as in
+                                                    the verdict's duels)
+      match_over    result                          the match ends (the verdict's result)
+
+    Notes are made only while someone listens (not in Match.check) and not kept."""
+
+    def __init__(self, t, kind, fields):
+        self.t = t
+        self.kind = kind
+        for k in fields:
+            setattr(self, k, fields[k])
+
+
 class Match(TimeRules, EventRules):
     # Every attribute that an event may change. A snapshot copies these (containers
     # shallow-copied, their items are never mutated in place) so `check` can answer
@@ -43,8 +74,8 @@ class Match(TimeRules, EventRules):
               "seated", "tardy", "excused")
 
     def __init__(self, start, on_note=None):
-        """`start` is a checked round_start event (record.check_event). `on_note(t,
-        kind, data)` receives what the written record shows, only for applied events."""
+        """`start` is a checked round_start event (record.check_event). `on_note(note)`
+        receives a Note for what the written record shows, only for applied events."""
         self.round_no = start["round"]
         self.kind = start["kind"]
         self.limit_ms = start.get("limit_s", 2700) * 1000
@@ -149,7 +180,7 @@ class Match(TimeRules, EventRules):
         if kind == "duel_loss":
             pen["duel_ix"] = len(self.duels)   # the duel it costs (played or not)
         self.penalties = self.penalties + [pen]
-        self._note(t, "penalty", pen)
+        self._note(t, "penalty", pen=pen)
 
     def _unwin(self, t, p):
         """Void p's penalty duel loss: the duel lost without play goes back (or, where both
@@ -176,7 +207,7 @@ class Match(TimeRules, EventRules):
         a, b = self.lp["A"], self.lp["B"]
         if a == b:
             self.dstate = SUDDEN
-            self._note(t, "sudden_death", None)
+            self._note(t, "sudden_death")
         else:
             self._duel_over(t, "A" if a > b else "B", by)
 
@@ -189,7 +220,7 @@ class Match(TimeRules, EventRules):
         if winner in PLAYERS:
             self.wins = dict(self.wins)
             self.wins[winner] += 1
-        self._note(t, "duel_over", (winner, by))
+        self._note(t, "duel_over", winner=winner, by=by)
         self._settle(t, winner)
 
     def _settle(self, t, winner):
@@ -202,11 +233,11 @@ class Match(TimeRules, EventRules):
         self.result = result
         self.in_duel = False
         self.dstate = NORMAL
-        self._note(t, "match_over", result)
+        self._note(t, "match_over", result=result)
 
-    def _note(self, t, kind, data):
+    def _note(self, t, kind, **fields):
         if self.on_note is not None:
-            self.on_note(t, kind, data)
+            self.on_note(Note(t, kind, fields))
 
     # --- snapshot for rollback -------------------------------------------------------
 
