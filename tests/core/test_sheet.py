@@ -2,7 +2,7 @@
 from duelclock.core.match import Note
 from duelclock.core.replay import Replay
 from duelclock.core.sheet import Sheet, clock
-from duelclock.core.view import record_lines
+from duelclock.core.screens import record_lines
 
 RECORD = (
     '{"t":0,"ev":"round_start","round":4,"kind":"swiss","seating":true}',

@@ -1,8 +1,8 @@
 # Event handlers of the rules engine (a mixin of match.Match): one `_ev_<name>` per event
 # of shared/spec/events.md. Each validates first, then changes state, and returns a reason
 # to refuse or None. Pure.
-from duelclock.core.rules import (START_LP, EXTRA_DUEL_TURNS, HEAD_ONLY, MATCH_ENDING, NORMAL,
-                                  TIME_TURN, EXTRA_TURN, SUDDEN, other, ab, clamp)
+from duelclock.core.rules import (START_LP, EXTRA_DUEL_TURNS, MATCH_ENDING, NORMAL, TIME_TURN,
+                                  EXTRA_TURN, SUDDEN, other, ab, clamp)
 
 
 class EventRules:
@@ -120,9 +120,9 @@ class EventRules:
         # p "both": one penalty to each player at once (rules.md 5). After the match it is
         # written into the record (after_match) and changes nothing else.
         p, kind, code = ev["p"], ev["kind"], ev["code"]
-        head_only = self.rules == "ID" and kind in HEAD_ONLY and code != "tardiness"
-        if head_only and ev.get("judge") == "floor":
-            return "only the head judge may give " + kind
+        why = self.penalty_refusal(kind, code, ev.get("judge"))
+        if why:
+            return why
         self.undo_to = None
         losers = []
         for q in (("A", "B") if p == "both" else (p,)):

@@ -28,7 +28,7 @@
 # limit + cap) fire at their own instant, before any event stamped at or after it;
 # several due at one instant fire in that order: tardiness, time called, the cap.
 from duelclock.core.record import PLAYERS
-from duelclock.core.rules import START_LP, NORMAL, SUDDEN, other, ab
+from duelclock.core.rules import START_LP, HEAD_ONLY, NORMAL, SUDDEN, other, ab
 from duelclock.core.judgements import TimeRules
 from duelclock.core.handlers import EventRules
 
@@ -155,6 +155,13 @@ class Match(TimeRules, EventRules):
         o = other(p)
         if self.wins[o] + 1 >= 2 or self.decide_first_win:
             return "surrender would decide the match"
+        return None
+
+    def penalty_refusal(self, kind, code, judge):
+        """Why `judge` ("floor", "head"; None: the desk) may not give `kind` for `code`, or
+        None: under ID, match loss and DQ are the head judge's, tardiness excepted (ID C-F)."""
+        if judge == "floor" and self.rules == "ID" and kind in HEAD_ONLY and code != "tardiness":
+            return "only the head judge may give " + kind
         return None
 
     # --- shared steps ------------------------------------------------------------------
