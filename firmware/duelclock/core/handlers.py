@@ -1,8 +1,8 @@
 # Event handlers of the rules engine (a mixin of match.Match): one `_ev_<name>` per event
 # of shared/spec/events.md. Each validates first, then changes state, and returns a reason
 # to refuse or None. Pure.
-from duelclock.core.rules import (START_LP, EXTRA_DUEL_TURNS, MATCH_ENDING, NORMAL, TIME_TURN,
-                                  EXTRA_TURN, SUDDEN, other, ab, clamp)
+from duelclock.core.rules import (START_LP, EXTRA_DUEL_TURNS, HEAD_ONLY, MATCH_ENDING, NORMAL,
+                                  TIME_TURN, EXTRA_TURN, SUDDEN, other, ab, clamp)
 
 
 class EventRules:
@@ -59,7 +59,7 @@ class EventRules:
         self.undo_to = (before, self.lp_changed)
         self.lp = ab(clamp(before["A"] + ev.get("A", 0)), clamp(before["B"] + ev.get("B", 0)))
         self.lp_changed = True
-        self._note(t, "lp", ev=ev, lp=self.lp, turn=self.turn, turn_player=self.turn_player())
+        self._note(t, "lp", ev=ev, lp=self.lp)
         self._check_zero(t)
         return None
 
@@ -77,8 +77,7 @@ class EventRules:
         if not self.in_duel:
             return "no duel in progress"
         ended, changed = self.turn, self.lp_changed
-        self._note(t, "turn_end", turn=ended, turn_player=self.turn_player(),
-                   turn_ms=t - self.turn_start_ms)
+        self._note(t, "turn_end", turn_ms=t - self.turn_start_ms)
         self.turn += 1
         self.turn_start_ms = t
         self.lp_changed = False
@@ -120,9 +119,9 @@ class EventRules:
         # p "both": one penalty to each player at once (rules.md 5). After the match it is
         # written into the record (after_match) and changes nothing else.
         p, kind, code = ev["p"], ev["kind"], ev["code"]
-        why = self.penalty_refusal(kind, code, ev.get("judge"))
-        if why:
-            return why
+        head_only = self.rules == "ID" and kind in HEAD_ONLY and code != "tardiness"
+        if head_only and ev.get("judge") == "floor":
+            return "only the head judge may give " + kind
         self.undo_to = None
         losers = []
         for q in (("A", "B") if p == "both" else (p,)):
@@ -154,8 +153,7 @@ class EventRules:
         if value != before:
             self.lp_changed = True
         self.undo_to = None
-        self._note(t, "fix", p=p, before=before, after=value, turn=self.turn,
-                   turn_player=self.turn_player())
+        self._note(t, "fix", p=p, before=before, after=value)
         self._check_zero(t)
         return None
 

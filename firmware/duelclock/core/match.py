@@ -28,7 +28,7 @@
 # limit + cap) fire at their own instant, before any event stamped at or after it;
 # several due at one instant fire in that order: tardiness, time called, the cap.
 from duelclock.core.record import PLAYERS
-from duelclock.core.rules import START_LP, HEAD_ONLY, NORMAL, SUDDEN, other, ab
+from duelclock.core.rules import START_LP, NORMAL, SUDDEN, other, ab
 from duelclock.core.judgements import TimeRules
 from duelclock.core.handlers import EventRules
 
@@ -36,16 +36,19 @@ from duelclock.core.handlers import EventRules
 class Note:
     """What the written record shows of an applied event: the engine's only output besides
     its state (Match.on_note; the sheet and the table's alerts read it). Every note has
-    `t` (desk ms) and `kind`; the other fields, by kind (this table lists every kind):
+    `t` (desk ms), `kind`, `turn` and `turn_player`: the turn of the duel in play when it
+    was made, and whose it is (that of the last duel between duels; 0 and None before the
+    first). The other fields, by kind (this table lists every kind):
 
       kind          fields                          made when
       seated        p                               a player checks in
       duel          no, first, extra                a duel starts (no from 1; extra: an extra duel)
-      lp            ev, lp, turn, turn_player       an LP entry: ev the lp event as applied
+      lp            ev, lp                          an LP entry: ev the lp event as applied
                                                     (its A, B, by, cost), lp the LP after it
       undo          lp                              the last entry taken back: lp as before it
-      turn_end      turn, turn_player, turn_ms      a turn ends (turn_ms: how long it took)
-      fix           p, before, after, turn, turn_player   a judge sets p's LP
+      turn_end      turn_ms                         a turn ends (turn: the one ending; turn_ms:
+                                                    how long it took)
+      fix           p, before, after                a judge sets p's LP from before to after
       extra_turn    no, total                       extra turn `no` of `total` begins
       time, sudden_death, cap                       time is called; sudden death; the cap
       extend        ms                              the limit moves by ms
@@ -57,9 +60,11 @@ class Note:
 
     Notes are made only while someone listens (not in Match.check) and not kept."""
 
-    def __init__(self, t, kind, fields):
+    def __init__(self, t, kind, turn, turn_player, fields):
         self.t = t
         self.kind = kind
+        self.turn = turn
+        self.turn_player = turn_player
         for k in fields:
             setattr(self, k, fields[k])
 
@@ -157,13 +162,6 @@ class Match(TimeRules, EventRules):
             return "surrender would decide the match"
         return None
 
-    def penalty_refusal(self, kind, code, judge):
-        """Why `judge` ("floor", "head"; None: the desk) may not give `kind` for `code`, or
-        None: under ID, match loss and DQ are the head judge's, tardiness excepted (ID C-F)."""
-        if judge == "floor" and self.rules == "ID" and kind in HEAD_ONLY and code != "tardiness":
-            return "only the head judge may give " + kind
-        return None
-
     # --- shared steps ------------------------------------------------------------------
 
     def turn_player(self):
@@ -244,7 +242,7 @@ class Match(TimeRules, EventRules):
 
     def _note(self, t, kind, **fields):
         if self.on_note is not None:
-            self.on_note(Note(t, kind, fields))
+            self.on_note(Note(t, kind, self.turn, self.turn_player(), fields))
 
     # --- snapshot for rollback -------------------------------------------------------
 
