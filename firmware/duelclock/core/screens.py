@@ -20,7 +20,7 @@
 # action(ui, arg), a plain function of this module.
 from duelclock.core import catalogue
 from duelclock.core.lang import LANGS
-from duelclock.core.sheet import LONG_TURN_MS, clock
+from duelclock.core.sheet import record_lines
 
 MAX_AMOUNT_DIGITS = 6
 DIGITS = ("0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "00", "000")
@@ -292,40 +292,6 @@ class Pin:
                    "" if locked or self.digits == "" and self.cur == 0 else str(self.cur)]
 
 
-def record_lines(sheet):
-    """Compact sheet lines (about 18 characters) for small displays: the last duel."""
-    if sheet is None:
-        return []
-    sec = sheet.sections[-1]
-    out = ["(%d earlier rows)" % sec.dropped] if sec.dropped else []
-    for row in sec.rows:
-        k = row[0]
-        if k == "lp":
-            _, t, turn, tp, da, db, la, lb, by, cost, undone = row
-            cells = []
-            if da:
-                cells.append("A%+d=%d" % (da, la))
-            if db:
-                cells.append("B%+d=%d" % (db, lb))
-            out.append("%s%d%s %s%s" % ("x" if undone else "", turn, tp, " ".join(cells), " c" if cost else ""))
-        elif k == "turn":
-            _, t, turn, tp, turn_ms = row
-            out.append("-- T%d %s%s" % (turn, clock(turn_ms), " !" if turn_ms > LONG_TURN_MS else ""))
-        elif k == "fix":
-            _, t, turn, tp, p, before, after = row
-            out.append("FIX %s %d>%d" % (p, before, after))
-        elif k == "mark":
-            out.append({"time": "TIME", "extra_turn": "EXTRA TURN", "sudden_death": "SUDDEN DEATH",
-                        "cap": "CAP", "extend": "+TIME"}[row[2]])
-        elif k == "penalty":
-            out.append("PEN %s %s" % (row[2], row[3]))
-        elif k == "end":
-            out.append("END %s %s" % (row[2], row[3]))
-        elif k == "result":
-            out.append("MATCH %s" % row[2])
-    return out
-
-
 # --- flows: a menu item's action(ui, arg) -----------------------------------------------
 
 def main_menu(ui):
@@ -441,16 +407,16 @@ def _pick_code(ui, who):
 
 
 def _pick_kind(ui, what):
-    # The kinds this judge may give, the guideline's first (marked *); the engine says
-    # which a floor judge may not (Match.penalty_refusal).
+    # The kinds the engine would take from this judge now (Match.check: under ID a floor
+    # judge gives no match loss or DQ), the guideline's first, marked *.
     role, p, code = what
     m = ui.match
     usual = catalogue.guideline(code, _rules(ui)) or ()
     items = []
     for kind in list(usual) + [k for k in catalogue.KINDS if k not in usual]:
-        if m is None or m.penalty_refusal(kind, code, role) is None:
+        ev = {"ev": "penalty", "p": p, "kind": kind, "code": code, "judge": role}
+        if m is None or m.check(dict(ev, t=ui.now_ms)) is None:
             label = catalogue.kind_name(kind, ui.lang) + (" *" if kind in usual else "")
-            ev = {"ev": "penalty", "p": p, "kind": kind, "code": code, "judge": role}
             items.append((label, _record_home, ev))
     ui.push(Menu(items, ui.text("kind")))
 

@@ -17,6 +17,7 @@
 #   ("result", t, result)           the match's result
 LP_UNDONE = 10                    # the field of an LP row that an undo sets
 LONG_TURN_MS = 180000             # KR 2.E notes 6: 3 minutes of thinking per turn (guideline)
+LAST_MINUTES_MS = 300000          # the table says "5 MINUTES LEFT" and draws the clock so from here
 
 
 class Section:
@@ -103,8 +104,40 @@ class Sheet:
         elif kind == "match_over":
             self._add(("result", t, n.result))
 
+
 def clock(t_ms):
     """Desk time as m:ss from the round start ('-0:30' before it)."""
     sign = "-" if t_ms < 0 else ""
     s = (t_ms if t_ms >= 0 else -t_ms) // 1000
     return "%s%d:%02d" % (sign, s // 60, s % 60)
+
+
+def record_lines(sheet):
+    """Compact sheet lines (about 18 characters) for small displays: the last section."""
+    sec = sheet.sections[-1]
+    out = ["(%d earlier rows)" % sec.dropped] if sec.dropped else []
+    for row in sec.rows:
+        k = row[0]
+        if k == "lp":
+            _, t, turn, tp, da, db, la, lb, by, cost, undone = row
+            cells = []
+            if da:
+                cells.append("A%+d=%d" % (da, la))
+            if db:
+                cells.append("B%+d=%d" % (db, lb))
+            out.append("%s%d%s %s%s" % ("x" if undone else "", turn, tp, " ".join(cells), " c" if cost else ""))
+        elif k == "turn":
+            _, t, turn, tp, turn_ms = row
+            out.append("-- T%d %s%s" % (turn, clock(turn_ms), " !" if turn_ms > LONG_TURN_MS else ""))
+        elif k == "fix":
+            _, t, turn, tp, p, before, after = row
+            out.append("FIX %s %d>%d" % (p, before, after))
+        elif k == "mark":                   # TIME, EXTRA TURN, SUDDEN DEATH, CAP, +TIME
+            out.append("+TIME" if row[2] == "extend" else row[2].replace("_", " ").upper())
+        elif k == "penalty":
+            out.append("PEN %s %s" % (row[2], row[3]))
+        elif k == "end":
+            out.append("END %s %s" % (row[2], row[3]))
+        elif k == "result":
+            out.append("MATCH %s" % row[2])
+    return out

@@ -16,8 +16,8 @@ from duelclock.core import catalogue
 from duelclock.core.lang import tr, LANGS
 from duelclock.core.match import Match
 from duelclock.core.record import check_event
-from duelclock.core.screens import Home
-from duelclock.core.sheet import Sheet, clock
+from duelclock.core.screens import Home, Pin  # noqa: F401 (Pin: the app's maintenance screen)
+from duelclock.core.sheet import LAST_MINUTES_MS, Sheet, clock
 from duelclock.core.sign import pin_matches
 
 PIN_TRIES = 3                   # wrong PINs before a lockout
@@ -25,7 +25,6 @@ LOCKOUT_MS = 60000              # first lockout; each further one doubles
 MESSAGE_MS = 2500               # how long a refusal or notice stays on screen
 GIVEN_MS = 6000                 # how long "+3:00 from the desk" stays on screen
 CARRIED_MS = 60000              # how long a penalty carried from the last match stays on screen
-LAST_MINUTES_MS = 300000        # "5 MINUTES LEFT" is said, and the clock is drawn so, from here
 SHEET_ROWS = 60                 # rows of the current duel kept for the record view
 
 
@@ -41,7 +40,6 @@ class Ui:
         self.names = ("A", "B")
         self.match = None
         self.sheet = None
-        self.start = None               # the round_start event
         self.stack = [Home()]
         self.message = None             # (text, until_ms)
         self.alerts = []                # ("beep", n) / ("flash", ms): the app drains them
@@ -87,7 +85,6 @@ class Ui:
         return why
 
     def _begin(self, start):
-        self.start = start
         self.sheet = Sheet(start, keep=1, max_rows=SHEET_ROWS)
         self.match = Match(start, self._on_note)
         self.limit0_ms = self.match.limit_ms        # the view marks what was given since

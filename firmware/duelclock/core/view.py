@@ -3,8 +3,7 @@
 # of the Ui's stack fills its body and names its layout (screens.py: mode, show). Renderers
 # (render_fb for framebuf, render_dio for displayio) lay a Screen out for their display
 # size; they never look at the match themselves. Pure.
-from duelclock.core.sheet import clock, LONG_TURN_MS
-from duelclock.core.ui import LAST_MINUTES_MS
+from duelclock.core.sheet import clock, LAST_MINUTES_MS, LONG_TURN_MS
 
 IDLE_DIM_MS = 120000            # dim after 2 minutes without a key (the clock stays readable)
 
@@ -76,8 +75,8 @@ def build(ui, now_ms, sync_age_s=None, battery_pct=None, flash=False, idle_dim_m
 
 def _status(ui, sync_age_s, battery_pct):
     parts = ["T%d" % ui.table_no]
-    if ui.start is not None:
-        parts.append("R%d" % ui.start["round"])
+    if ui.match is not None:
+        parts.append("R%d" % ui.match.round_no)
         if ui.match.limit_ms > ui.limit0_ms:        # time given this round, kept to its end
             parts.append("+" + clock(ui.match.limit_ms - ui.limit0_ms))
     if sync_age_s is None:
