@@ -29,8 +29,7 @@ from binascii import unhexlify
 from duelclock import VERSION
 from duelclock.core.clock import Clock
 from duelclock.core.record import parse_line
-from duelclock.core.screens import Pin
-from duelclock.core.ui import Ui
+from duelclock.core.ui import Pin, Ui
 from duelclock.core.view import build, same
 from duelclock.core.wire import Encoder, Decoder
 from duelclock.journal import Journal, JournalFull
@@ -434,9 +433,8 @@ class Table:
         self.ui.say("Maintenance: head PIN")
         end = self.local_ms() + MAINTENANCE_MS
         while self.ui.stack[-1] is pin and self.local_ms() < end:
-            up_ms = self.local_ms()
-            self.ui.at(up_ms)
-            for intent in self.board.keys.scan(up_ms):
+            self.ui.at(self.local_ms())
+            for intent in self.board.keys.scan(self.ui.up_ms):
                 pin.key(self.ui, intent)
                 self._store_lock()
             self._draw(renderer, present)
