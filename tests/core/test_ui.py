@@ -304,6 +304,17 @@ def test_a_player_calls_a_judge_until_a_pin_is_entered():
     assert not ui.judge_called
 
 
+def test_a_judge_is_offered_the_kinds_the_engine_would_take_from_that_judge():
+    # ID: match loss and DQ are the head judge's (the floor judge's list is in the PIN test);
+    # KR leaves them to any judge.
+    for rules, pin, offered in (("ID", "2", True), ("KR", "1", True), ("ID", "1", False)):
+        ui, saved = _table(rules=rules)
+        _keys(ui, MIN, "a", "a", "menu", "down", "down", "down", "a", pin, pin, pin, pin, "ok")
+        _keys(ui, MIN, "a", "b", "a")                     # Penalty, player B, the first code
+        labels = [item[0] for item in ui.stack[-1].items]
+        assert ("Match loss" in labels) is offered and ("Disqualified" in labels) is offered
+
+
 def test_a_judge_gives_one_penalty_to_both_players():
     ui, saved = _table()
     _keys(ui, MIN, "a", "a", "menu", "down", "down", "down", "a", "1", "1", "1", "1", "ok", "a")
