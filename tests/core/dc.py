@@ -13,7 +13,7 @@ def new(kind="swiss", **opts):
     assert check_event(ev) is None, check_event(ev)
     notes = []
     m = Match(ev, notes.append)
-    m.notes = notes                 # every match.Note, in order
+    m.notes = notes                 # every note (Match._note), in order
     return m
 
 

@@ -410,11 +410,11 @@ def test_transitions_at_one_instant_fire_as_tardiness_time_cap(lines, start, coi
     rank = {"tardiness": 0, "time": 1, "cap": 2}
     at = {}
     for n in notes:
-        kind = n.kind
-        if kind == "penalty" and n.pen["auto"]:
+        kind = n["kind"]
+        if kind == "penalty" and n["pen"]["auto"]:
             kind = "tardiness"
         if kind in rank:
-            at.setdefault(n.t, []).append(rank[kind])
+            at.setdefault(n["t"], []).append(rank[kind])
     for t in at:
         assert at[t] == sorted(at[t]), (t, at[t])
 

@@ -80,7 +80,12 @@ def guideline(code, rules="ID"):
 def codes(rules="ID"):
     """The codes a judge picks from under `rules`, in catalogue order."""
     i = 1 if rules == "KR" else 2
-    return [f[0] for f in [line.split("|") for line in ROWS.split("\n") if line] if f[i] != "-"]
+    out = []
+    for line in ROWS.split("\n"):
+        f = line.split("|")             # one row's fields at a time: a board's heap is small
+        if len(f) > i and f[i] != "-":
+            out.append(f[0])
+    return out
 
 
 def name(code, lang="en"):

@@ -33,42 +33,6 @@ from duelclock.core.judgements import TimeRules
 from duelclock.core.handlers import EventRules
 
 
-class Note:
-    """What the written record shows of an applied event: the engine's only output besides
-    its state (Match.on_note; the sheet and the table's alerts read it). Every note has
-    `t` (desk ms), `kind`, `turn` and `turn_player`: the turn of the duel in play when it
-    was made, and whose it is (that of the last duel between duels; 0 and None before the
-    first). The other fields, by kind (this table lists every kind):
-
-      kind          fields                          made when
-      seated        p                               a player checks in
-      duel          no, first, extra                a duel starts (no from 1; extra: an extra duel)
-      lp            ev, lp                          an LP entry: ev the lp event as applied
-                                                    (its A, B, by, cost), lp the LP after it
-      undo          lp                              the last entry taken back: lp as before it
-      turn_end      turn_ms                         a turn ends (turn: the one ending; turn_ms:
-                                                    how long it took)
-      fix           p, before, after                a judge sets p's LP from before to after
-      extra_turn    no, total                       extra turn `no` of `total` begins
-      time, sudden_death, cap                       time is called; sudden death; the cap
-      extend        ms                              the limit moves by ms
-      penalty       pen                             a penalty, as Match.penalties lists it
-      void          pen                             an automatic penalty voided (the one removed)
-      duel_over     winner, by                      a duel ends (winner A B draw none; by as in
-                                                    the verdict's duels)
-      match_over    result                          the match ends (the verdict's result)
-
-    Notes are made only while someone listens (not in Match.check) and not kept."""
-
-    def __init__(self, t, kind, turn, turn_player, fields):
-        self.t = t
-        self.kind = kind
-        self.turn = turn
-        self.turn_player = turn_player
-        for k in fields:
-            setattr(self, k, fields[k])
-
-
 class Match(TimeRules, EventRules):
     # Every attribute that an event may change. A snapshot copies these (containers
     # shallow-copied, their items are never mutated in place) so `check` can answer
@@ -80,7 +44,7 @@ class Match(TimeRules, EventRules):
 
     def __init__(self, start, on_note=None):
         """`start` is a checked round_start event (record.check_event). `on_note(note)`
-        receives a Note for what the written record shows, only for applied events."""
+        receives what the written record shows, only for applied events (_note)."""
         self.round_no = start["round"]
         self.kind = start["kind"]
         self.limit_ms = start.get("limit_s", 2700) * 1000
@@ -240,9 +204,39 @@ class Match(TimeRules, EventRules):
         self.dstate = NORMAL
         self._note(t, "match_over", result=result)
 
-    def _note(self, t, kind, **fields):
+    # A note: what the written record shows of an applied event, the engine's only output
+    # besides its state (on_note; the sheet and the table's alerts read it). A dict, as an
+    # event is, made only while someone listens (not in check) and not kept. Every note has
+    # "t" (desk ms), "kind", "turn" and "turn_player": the turn of the duel in play when it
+    # was made and whose it is (the last duel's between duels; 0 and None before the
+    # first). Its other keys, by kind (this table lists every kind):
+    #
+    #   kind          keys                  made when
+    #   seated        p                     a player checks in
+    #   duel          no, first, extra      a duel starts (no from 1; extra: an extra duel)
+    #   lp            ev, lp                an LP entry: ev the lp event as applied (its A,
+    #                                       B, by, cost), lp the LP after it
+    #   undo          lp                    the last entry taken back: lp as before it
+    #   turn_end      turn_ms               a turn ends (turn: the one ending; turn_ms: its length)
+    #   fix           p, before, after      a judge sets p's LP from before to after
+    #   extra_turn    no, total             extra turn `no` of `total` begins
+    #   time                                time is called
+    #   sudden_death                        sudden death begins
+    #   cap                                 the cap is reached
+    #   extend        ms                    the limit moves by ms
+    #   penalty       pen                   a penalty, as `penalties` lists it
+    #   void          pen                   an automatic penalty voided (the one removed)
+    #   duel_over     winner, by            a duel ends (winner A B draw none; by as in the
+    #                                       verdict's duels)
+    #   match_over    result                the match ends (the verdict's result)
+
+    def _note(self, t, kind, **note):
         if self.on_note is not None:
-            self.on_note(Note(t, kind, self.turn, self.turn_player(), fields))
+            note["t"] = t
+            note["kind"] = kind
+            note["turn"] = self.turn
+            note["turn_player"] = self.turn_player()
+            self.on_note(note)
 
     # --- snapshot for rollback -------------------------------------------------------
 

@@ -1,5 +1,5 @@
 # The written-style LP sheet: what the paper record shows, built from the notes the rules
-# engine emits for applied events (Match(on_note=sheet.note); match.Note lists them). Pure.
+# engine emits for applied events (Match(on_note=sheet.note); Match._note lists them). Pure.
 #
 # A sheet is a list of sections written in order, as on paper: section 0 is before
 # duel 1 (check-in, early penalties), then one per duel, a duel's section also holding
@@ -61,12 +61,12 @@ class Sheet:
             self.sections = self.sections[-self.keep:]
 
     def note(self, n):
-        """One match.Note (Match(on_note=sheet.note)), read by its fields."""
-        kind, t = n.kind, n.t
+        """One engine note (Match(on_note=sheet.note); match.py's _note lists them)."""
+        kind, t = n["kind"], n["t"]
         if kind == "lp":
-            ev = n.ev
-            row = ["lp", t, n.turn, n.turn_player, ev.get("A", 0), ev.get("B", 0), n.lp["A"],
-                   n.lp["B"], ev.get("by"), ev.get("cost") is True, False]
+            ev, lp = n["ev"], n["lp"]
+            row = ["lp", t, n["turn"], n["turn_player"], ev.get("A", 0), ev.get("B", 0), lp["A"],
+                   lp["B"], ev.get("by"), ev.get("cost") is True, False]
             self.last_lp = row
             self._add(row)
         elif kind == "undo":
@@ -74,35 +74,35 @@ class Sheet:
                 self.last_lp[LP_UNDONE] = True
             self.last_lp = None
         elif kind == "turn_end":
-            self._add(("turn", t, n.turn, n.turn_player, n.turn_ms))
+            self._add(("turn", t, n["turn"], n["turn_player"], n["turn_ms"]))
         elif kind == "fix":
-            self._add(("fix", t, n.turn, n.turn_player, n.p, n.before, n.after))
+            self._add(("fix", t, n["turn"], n["turn_player"], n["p"], n["before"], n["after"]))
         elif kind == "duel":
-            self._section(Section(n.no, n.first, n.extra, True))
+            self._section(Section(n["no"], n["first"], n["extra"], True))
             self.open = True
         elif kind == "duel_over":
             if not self.open:
                 no = self.sections[-1].no + 1
                 self._section(Section(no, None, False, False))
             self.open = False
-            self._add(("end", t, n.winner, n.by))
+            self._add(("end", t, n["winner"], n["by"]))
         elif kind == "extra_turn":
-            self._add(("mark", t, "extra_turn", n.no, n.total))
+            self._add(("mark", t, "extra_turn", n["no"], n["total"]))
         elif kind in ("time", "sudden_death", "cap"):
             self._add(("mark", t, kind, 0, 0))
         elif kind == "extend":
-            self._add(("mark", t, "extend", n.ms, 0))
+            self._add(("mark", t, "extend", n["ms"], 0))
         elif kind == "seated":
-            self._add(("seated", t, n.p))
+            self._add(("seated", t, n["p"]))
         elif kind == "penalty":
-            pen = n.pen
+            pen = n["pen"]
             self._add(("penalty", t, pen["p"], pen["kind"], pen["code"], pen["auto"],
                        pen.get("escalated", False), "after_match" in pen))
         elif kind == "void":
-            pen = n.pen
+            pen = n["pen"]
             self._add(("void", t, pen["p"], pen["kind"], pen["code"]))
         elif kind == "match_over":
-            self._add(("result", t, n.result))
+            self._add(("result", t, n["result"]))
 
 
 def clock(t_ms):

@@ -190,7 +190,7 @@ class Ui:
 
     def _on_note(self, n):
         self.sheet.note(n)
-        kind = n.kind
+        kind = n["kind"]
         if kind in ("time", "extra_turn", "sudden_death", "match_over", "cap"):
             self.alert(3 if kind in ("time", "match_over") else 2, 2000)
         elif kind == "duel_over":
