@@ -60,7 +60,8 @@ def test_a_board_keeps_only_the_last_sections():
     s = Sheet({"round": 1, "kind": "swiss"}, keep=1)
     s.note({"t": 1, "kind": "duel", "turn": 1, "turn_player": "A", "no": 1, "first": "A",
             "extra": False})
-    s.note({"t": 2, "kind": "duel_over", "turn": 1, "turn_player": "A", "winner": "A", "by": "game"})
+    s.note({"t": 2, "kind": "duel_over", "turn": 1, "turn_player": "A", "winner": "A",
+            "by": "game"})
     s.note({"t": 3, "kind": "duel", "turn": 1, "turn_player": "B", "no": 2, "first": "B",
             "extra": False})
     assert len(s.sections) == 1 and s.sections[0].no == 2
@@ -71,7 +72,8 @@ def test_a_board_keeps_the_newest_rows_and_counts_the_rest():
     s.note({"t": 1, "kind": "duel", "turn": 1, "turn_player": "A", "no": 1, "first": "A",
             "extra": False})
     for i in range(5):
-        s.note({"t": 10 + i, "kind": "turn_end", "turn": i + 1, "turn_player": "A", "turn_ms": 1000})
+        s.note({"t": 10 + i, "kind": "turn_end", "turn": i + 1, "turn_player": "A",
+                "turn_ms": 1000})
     sec = s.sections[-1]
     assert [row[2] for row in sec.rows] == [3, 4, 5] and sec.dropped == 2
     assert record_lines(s)[0] == "(2 earlier rows)" and len(record_lines(s)) == 4

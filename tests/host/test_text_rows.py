@@ -7,8 +7,8 @@ import os
 
 from duelclock.core import lang
 
-FIRMWARE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
-                        "firmware", "duelclock")
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+FIRMWARE = os.path.join(ROOT, "firmware", "duelclock")
 
 
 def _asked_for():

@@ -51,7 +51,8 @@ def build(ui, now_ms, sync_age_s=None, battery_pct=None, flash=False, idle_dim_m
     s = Screen()
     m = ui.match
     frame = ui.stack[-1]
-    s.mode = frame.mode if m is not None or len(ui.stack) > 1 else "pre"   # the stack starts at home
+    # "pre": home before a round (home is the bottom of the stack, never above it)
+    s.mode = frame.mode if m is not None or len(ui.stack) > 1 else "pre"
     s.status = _status(ui, sync_age_s, battery_pct)
     s.names = ui.names
     s.message = ui.current_message(now_ms)
