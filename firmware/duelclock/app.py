@@ -105,7 +105,7 @@ class Table:
         self.dimmed = False
         self.shown = None             # the Screen on the display
         self.poked = False            # something came in: look at the screen now
-        self.ui.up_ms = local_ms()
+        self.ui.at(local_ms())
         self._load_lock()
         self._recover()
 
@@ -200,7 +200,7 @@ class Table:
         except JournalFull:
             if not self.journal_full:
                 self.journal_full = True
-                self.ui.say(self.ui.t("flash_full"))
+                self.ui.say(self.ui.text("flash_full"))
             return
         self.journal_full = False
 
@@ -249,7 +249,6 @@ class Table:
 
     def _cmd_resume(self, msg):
         if self.start_ms is not None:
-            self.ui.now_ms = msg["at_ms"] - self.start_ms
             self.ui.resume(msg["at_ms"] - self.start_ms)
 
     def _cmd_extend(self, msg):
@@ -376,7 +375,7 @@ class Table:
         flash's next blink)."""
         self.poked = False
         now = self.local_ms()
-        self.ui.up_ms = now
+        self.ui.at(now)
         t = self.round_ms()
         if t is not None:
             self.ui.tick(t)
@@ -387,7 +386,7 @@ class Table:
                 self.flash_until = now + arg
         self.ui.alerts = []
         if self.journal_full and self.ui.current_message(self.ui.now_ms) is None:
-            self.ui.say(self.ui.t("flash_full"))
+            self.ui.say(self.ui.text("flash_full"))
         age = self.clock.age_ms(now)
         if self.board.battery_pct is not None and now >= self.battery_due:
             self.battery = self.board.battery_pct()         # an ADC read: not every frame
@@ -434,7 +433,7 @@ class Table:
         self.ui.say("Maintenance: head PIN")
         end = self.local_ms() + MAINTENANCE_MS
         while self.ui.stack[-1] is pin and self.local_ms() < end:
-            self.ui.up_ms = self.local_ms()
+            self.ui.at(self.local_ms())
             for intent in self.board.keys.scan(self.ui.up_ms):
                 pin.key(self.ui, intent)
                 self._store_lock()
@@ -447,10 +446,10 @@ class Table:
         return roles == ["head"]
 
     def key(self, intent):
-        self.ui.up_ms = self.local_ms()
+        self.ui.at(self.local_ms())
         t = self.round_ms()
         if t is None and self.ui.match is not None:
-            self.ui.say(self.ui.t("no_sync"))
+            self.ui.say(self.ui.text("no_sync"))
             return
         self.ui.key(intent, t if t is not None else 0)
         self._store_lock()

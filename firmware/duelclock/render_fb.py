@@ -10,6 +10,8 @@
 # of bytes (in flash when frozen: font_ko.mpy is 5461 bytes).
 from array import array
 
+from micropython import const
+
 from duelclock import font_ko
 from duelclock.layout import Layout, RGB
 from duelclock.writer import Writer
@@ -60,11 +62,11 @@ def rgb565(r, g, b, swap=False):
     return (c >> 8 | (c & 0xff) << 8) if swap else c
 
 
-OP = 8                          # ints an op: x, y, w, h, kind, a, b, color
-OPS = 96                        # ops room made up front (a busy 240x135 screen: ~80;
+_OP = const(8)                  # ints an op: x, y, w, h, kind, a, b, color
+OPS = const(96)                 # ops room made up front (a busy 240x135 screen: ~80;
                                 # half of it on a small display), 3 KB; it grows if need be
-FULL_PCT = 50                   # a change over half the screen: paint and send it whole
-BAND_PX = 2048                  # a window painted and sent in one step, the loop running
+_FULL_PCT = const(50)           # a change over half the screen: paint and send it whole
+BAND_PX = const(2048)           # a window painted and sent in one step, the loop running
                                 # between two: 4 KB of RGB565, 0.5 ms at 62.5 MHz SPI
 
 
@@ -74,7 +76,7 @@ class FbRenderer:
     buffer to an ST7789 as it is).
 
     Only what changed is painted. The layout's drawing is kept as ops, each a box it
-    paints nothing outside of: x, y, w, h, kind, a, b, color (OP ints in a flat array,
+    paints nothing outside of: x, y, w, h, kind, a, b, color (_OP ints in a flat array,
     two arrays swapped each draw: no allocation per op), kind 0 a filled rectangle, else a
     glyph (writer.py). An op that differs from the op at the same place in the last
     draw's list marks its old and new boxes dirty; the dirty area grows by the whole box
@@ -98,7 +100,7 @@ class FbRenderer:
         self.width = wr.width
         self.height = wr.height
         self.fit = wr.fit
-        room = 4 * OP * (OPS if height >= 100 else OPS // 2)
+        room = 4 * _OP * (OPS if height >= 100 else OPS // 2)
         self.ops = array("i", bytes(room))
         self.old = array("i", bytes(room))
         self.n = 0                      # ops in self.ops
@@ -131,9 +133,9 @@ class FbRenderer:
 
     def _op(self, x, y, w, h, kind, a, b, color):
         ops = self.ops
-        j = self.n * OP
+        j = self.n * _OP
         if j == len(ops):
-            ops.extend(bytes(4 * OP * 16))      # room for 16 more (a busier screen)
+            ops.extend(bytes(4 * _OP * 16))      # room for 16 more (a busier screen)
         ops[j] = x
         ops[j + 1] = y
         ops[j + 2] = w
@@ -166,7 +168,7 @@ class FbRenderer:
         old_n = self.old_n
         dirty = []
         for i in range(max(n, old_n)):
-            j = i * OP
+            j = i * _OP
             if i < n and i < old_n and ops[j] == old[j] and ops[j + 1] == old[j + 1] \
                     and ops[j + 2] == old[j + 2] and ops[j + 3] == old[j + 3] \
                     and ops[j + 4] == old[j + 4] and ops[j + 5] == old[j + 5] \
@@ -179,13 +181,13 @@ class FbRenderer:
         grown = True
         while grown:
             grown = False
-            for j in range(0, n * OP, OP):
+            for j in range(0, n * _OP, _OP):
                 if ops[j + 4] and _touches(ops, j, dirty) and self._add(dirty, ops, j):
                     grown = True
         area = 0
         for d in dirty:
             area += (d[2] - d[0]) * (d[3] - d[1])
-        if self.bg != self.old_bg or area * 100 > self.w * self.h * FULL_PCT:
+        if self.bg != self.old_bg or area * 100 > self.w * self.h * _FULL_PCT:
             dirty = [[0, 0, self.w, self.h]]
         out = []
         for d in dirty:
@@ -197,7 +199,7 @@ class FbRenderer:
                 grown = True                    # no glyph may straddle a cut (painted whole,
                 while grown and end < d[3]:     # it would cover what the band above painted
                     grown = False               # over it)
-                    for j in range(0, n * OP, OP):
+                    for j in range(0, n * _OP, _OP):
                         if ops[j + 4] and ops[j + 1] < end < ops[j + 1] + ops[j + 3] \
                                 and ops[j] < d[2] and d[0] < ops[j] + ops[j + 2]:
                             end = min(d[3], ops[j + 1] + ops[j + 3])
@@ -216,7 +218,7 @@ class FbRenderer:
             grown = True
             while grown and end < x_end:
                 grown = False
-                for j in range(0, self.n * OP, OP):
+                for j in range(0, self.n * _OP, _OP):
                     if ops[j + 4] and ops[j] < end < ops[j] + ops[j + 2] \
                             and ops[j + 1] < y_end and y < ops[j + 1] + ops[j + 3]:
                         end = min(x_end, ops[j] + ops[j + 2])
@@ -234,7 +236,7 @@ class FbRenderer:
         fr(x0, y0, w, h, self.bg)
         glyph = self.wr.glyph
         ops = self.ops
-        for j in range(0, self.n * OP, OP):
+        for j in range(0, self.n * _OP, _OP):
             x = ops[j]
             y = ops[j + 1]
             if x < x1 and x0 < x + ops[j + 2] and y < y1 and y0 < y + ops[j + 3]:

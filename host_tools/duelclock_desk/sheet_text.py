@@ -1,6 +1,6 @@
 """The written-style sheet as text: the paper sheet's lines, for `duelclock sheet`, the
 HTML sheet and the desk. The board builds the Sheet (duelclock.core.sheet) and shows its own
-compact lines (core.view.record_lines); these English lines are the desk's."""
+compact lines (core.sheet.record_lines); these English lines are the desk's."""
 from duelclock.core.sheet import LONG_TURN_MS, clock
 
 

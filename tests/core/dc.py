@@ -12,8 +12,8 @@ def new(kind="swiss", **opts):
         ev[k] = opts[k]
     assert check_event(ev) is None, check_event(ev)
     notes = []
-    m = Match(ev, lambda t, k, d: notes.append((t, k, d)))
-    m.notes = notes
+    m = Match(ev, notes.append)
+    m.notes = notes                 # every note (Match._note), in order
     return m
 
 

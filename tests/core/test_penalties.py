@@ -157,7 +157,7 @@ def test_a_penalty_after_the_match_is_recorded_and_changes_nothing_else():
         {"p": "B", "kind": "duel_loss", "code": "deck_size", "after_match": True}]
     after["penalties"] = []
     assert after == before
-    assert m.notes[-1][1] == "penalty" and m.notes[-1][2]["after_match"] is True
+    assert m.notes[-1]["kind"] == "penalty" and m.notes[-1]["pen"]["after_match"] is True
 
 
 def test_after_the_match_the_same_checks_hold():

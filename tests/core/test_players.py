@@ -79,8 +79,9 @@ def test_judge_fix_sets_lp_and_zero_ends_the_duel():
     ok(m, MIN + 1, "lp", A=-1000)
     ok(m, MIN + 2, "judge_fix", p="A", lp=7500)
     assert v(m, "lp") == {"A": 7500, "B": 8000}
-    fix = [n for n in m.notes if n[1] == "fix"][0]
-    assert fix[2][:3] == ("A", 7000, 7500)
+    fix = [n for n in m.notes if n["kind"] == "fix"][0]
+    keys = ("p", "before", "after", "turn", "turn_player")
+    assert [fix[k] for k in keys] == ["A", 7000, 7500, 1, "A"]
     ok(m, MIN + 3, "judge_fix", p="B", lp=0)
     assert v(m, "duels") == [{"winner": "A", "by": "lp"}]
 

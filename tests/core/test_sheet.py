@@ -1,7 +1,6 @@
 # The written-style sheet (rules.md section 6).
 from duelclock.core.replay import Replay
-from duelclock.core.sheet import Sheet, clock
-from duelclock.core.view import record_lines
+from duelclock.core.sheet import Sheet, clock, record_lines
 
 RECORD = (
     '{"t":0,"ev":"round_start","round":4,"kind":"swiss","seating":true}',
@@ -59,17 +58,22 @@ def test_time_markers_and_a_duel_lost_without_play():
 
 def test_a_board_keeps_only_the_last_sections():
     s = Sheet({"round": 1, "kind": "swiss"}, keep=1)
-    s.note(1, "duel", (1, "A", False))
-    s.note(2, "duel_over", ("A", "game"))
-    s.note(3, "duel", (2, "B", False))
+    s.note({"t": 1, "kind": "duel", "turn": 1, "turn_player": "A", "no": 1, "first": "A",
+            "extra": False})
+    s.note({"t": 2, "kind": "duel_over", "turn": 1, "turn_player": "A", "winner": "A",
+            "by": "game"})
+    s.note({"t": 3, "kind": "duel", "turn": 1, "turn_player": "B", "no": 2, "first": "B",
+            "extra": False})
     assert len(s.sections) == 1 and s.sections[0].no == 2
 
 
 def test_a_board_keeps_the_newest_rows_and_counts_the_rest():
     s = Sheet({"round": 1, "kind": "swiss"}, keep=1, max_rows=3)
-    s.note(1, "duel", (1, "A", False))
+    s.note({"t": 1, "kind": "duel", "turn": 1, "turn_player": "A", "no": 1, "first": "A",
+            "extra": False})
     for i in range(5):
-        s.note(10 + i, "turn_end", (i + 1, "A", 1000))
+        s.note({"t": 10 + i, "kind": "turn_end", "turn": i + 1, "turn_player": "A",
+                "turn_ms": 1000})
     sec = s.sections[-1]
     assert [row[2] for row in sec.rows] == [3, 4, 5] and sec.dropped == 2
     assert record_lines(s)[0] == "(2 earlier rows)" and len(record_lines(s)) == 4

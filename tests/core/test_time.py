@@ -148,8 +148,8 @@ def test_j3_extra_turns_setting_counts_turns():
     m = _one_nil(extra_turns=3)
     ok(m, LIMIT, "tick")
     ok(m, LIMIT + 1, "turn_end")
-    notes = [n for n in m.notes if n[1] == "extra_turn"]
-    assert notes[-1][2] == (1, 3)
+    notes = [n for n in m.notes if n["kind"] == "extra_turn"]
+    assert (notes[-1]["no"], notes[-1]["total"]) == (1, 3)
     ok(m, LIMIT + 2, "turn_end")
     ok(m, LIMIT + 3, "turn_end")
     assert v(m, "phase") == "extra_turn"
@@ -314,7 +314,7 @@ def test_time_called_fires_before_the_cap_at_the_same_instant():
     ok(m, MIN, "duel_start", first="A")
     ok(m, LIMIT, "tick")
     assert v(m, "result") == "double_loss"
-    assert [n[1] for n in m.notes[-3:]] == ["time", "cap", "match_over"]
+    assert [n["kind"] for n in m.notes[-3:]] == ["time", "cap", "match_over"]
 
 
 def test_an_extra_duel_started_before_time_keeps_its_four_turns():
@@ -345,4 +345,4 @@ def test_check_answers_without_changing_anything():
     ok(m, MIN, "duel_start", first="A")
     assert m.check({"t": LIMIT, "ev": "lp", "A": -1}) == "the match is over"
     assert m.check({"t": 2 * MIN, "ev": "lp", "A": -1}) is None
-    assert v(m, "lp") == {"A": 8000, "B": 8000} and m.now_ms == MIN and m.notes[-1][1] == "duel"
+    assert v(m, "lp") == {"A": 8000, "B": 8000} and m.now_ms == MIN and m.notes[-1]["kind"] == "duel"

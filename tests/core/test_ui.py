@@ -1,4 +1,4 @@
-# The table's input flows (ui.py) and what the screens show (view.py).
+# The table's state (ui.py), its input flows (screens.py) and what the screens show (view.py).
 from duelclock.core.ui import Ui, PIN_TRIES
 from duelclock.core.view import build, same
 from duelclock.core.record import check_event
@@ -58,9 +58,9 @@ def test_back_clears_then_cancels_and_turn_never_confirms_an_entry():
     _keys(ui, MIN, "a", "a")
     n = len(saved)
     _keys(ui, MIN, "a", "5", "back", "back")
-    assert ui.stack[-1].name == "home" and len(saved) == n
+    assert ui.stack[-1].mode == "home" and len(saved) == n
     _keys(ui, MIN, "a", "5", "turn")
-    assert len(saved) == n and ui.stack[-1].name == "home"
+    assert len(saved) == n and ui.stack[-1].mode == "home"
 
 
 def test_undo_and_turn_end_and_refusal_message():
@@ -110,23 +110,23 @@ def test_judge_pin_roles_and_lockout():
     ui, saved = _table()
     _keys(ui, MIN, "a", "a")
     _keys(ui, MIN, "menu", "down", "down", "down", "a")   # Judge
-    assert ui.stack[-1].name == "pin"
-    ui.up_ms = 5000                                       # board time: the lockout's clock
+    assert ui.stack[-1].mode == "pin"
+    ui.at(5000)                                           # board time: the lockout's clock
     for i in range(PIN_TRIES):
         _keys(ui, MIN, "9", "9", "ok")
     assert ui.locked_ms() == 60000 and ui.lock_state() == (0, 1, 60000)
-    ui.up_ms += 1
+    ui.at(5001)
     _keys(ui, 2 * MIN + 1, "1", "1", "1", "1", "ok")      # right PIN, but locked: a minute of
-    assert ui.stack[-1].name == "pin"                     # round time does not count
+    assert ui.stack[-1].mode == "pin"                     # round time does not count
     assert build(ui, MIN + 1).lines[0].startswith("Locked")
-    ui.up_ms += 60000
+    ui.at(65001)
     _keys(ui, 2 * MIN + 1, "1", "1", "1", "1", "ok")      # floor judge
     s = build(ui, 2 * MIN + 1)
     assert s.title == "Floor judge" and s.lines[0] == "Penalty"
     _keys(ui, 2 * MIN + 1, "a", "b")                      # Penalty, player B
     assert ui.stack[-1].items[0][0] == "Deck size"
     _keys(ui, 2 * MIN + 1, "a")                           # deck_size -> kinds, usual first
-    labels = [l for l, _ in ui.stack[-1].items]
+    labels = [item[0] for item in ui.stack[-1].items]
     assert labels[0] == "Duel loss *" and "Match loss" not in labels
     _keys(ui, 2 * MIN + 1, "a")
     assert saved[-1] == {"t": 2 * MIN + 1, "ev": "penalty", "p": "B", "kind": "duel_loss",
@@ -151,7 +151,7 @@ def test_a_failed_save_confirms_nothing():
     _keys(ui, 2 * MIN, "b", "5", "00", "ok")
     assert ui.match.lp["B"] == 8000
     assert build(ui, 2 * MIN).message.startswith("NOT SAVED")
-    assert ui.stack[-1].name == "entry"               # the entry is still there to retry
+    assert ui.stack[-1].mode == "entry"               # the entry is still there to retry
 
 
 def test_time_banners_and_alerts():
@@ -304,10 +304,21 @@ def test_a_player_calls_a_judge_until_a_pin_is_entered():
     assert not ui.judge_called
 
 
+def test_a_judge_is_offered_the_kinds_the_engine_would_take_from_that_judge():
+    # ID: match loss and DQ are the head judge's (the floor judge's list is in the PIN test);
+    # KR leaves them to any judge.
+    for rules, pin, offered in (("ID", "2", True), ("KR", "1", True), ("ID", "1", False)):
+        ui, saved = _table(rules=rules)
+        _keys(ui, MIN, "a", "a", "menu", "down", "down", "down", "a", pin, pin, pin, pin, "ok")
+        _keys(ui, MIN, "a", "b", "a")                     # Penalty, player B, the first code
+        labels = [item[0] for item in ui.stack[-1].items]
+        assert ("Match loss" in labels) is offered and ("Disqualified" in labels) is offered
+
+
 def test_a_judge_gives_one_penalty_to_both_players():
     ui, saved = _table()
     _keys(ui, MIN, "a", "a", "menu", "down", "down", "down", "a", "1", "1", "1", "1", "ok", "a")
-    assert [label for label, _ in ui.stack[-1].items] == ["A", "B", "Both"]
+    assert [item[0] for item in ui.stack[-1].items] == ["A", "B", "Both"]
     _keys(ui, MIN, "down", "down", "menu")                # Both (a, b pick A, B; menu: ok)
     assert build(ui, MIN).title == "Penalty Both"
     _keys(ui, MIN, "a", "a")                              # deck_size, duel loss (usual)
@@ -322,7 +333,7 @@ def test_the_judge_menu_stays_open_after_the_match():
     _keys(ui, 2 * MIN, "b", "b", "b", "8", "000", "ok")   # duel 2 to A: over
     assert ui.match.over
     _keys(ui, 3 * MIN, "menu")
-    labels = [label for label, _ in ui.stack[-1].items]
+    labels = [item[0] for item in ui.stack[-1].items]
     assert "Judge" in labels
     _keys(ui, 3 * MIN, str(labels.index("Judge") + 1), "2", "2", "2", "2", "ok", "a", "b")
     _keys(ui, 3 * MIN, "a", "a")                          # deck_size, duel loss: carries on

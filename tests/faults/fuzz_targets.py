@@ -206,8 +206,8 @@ class UiTarget:
                 (ui.pause if ui.paused_at is None else ui.resume)(t)
             elif what < 0.95:
                 st["key"] = "desk"
-                ui.now_ms = max(t, ui.match.now_ms or t)
-                ui.record({"t": ui.now_ms, "ev": "extend", "ms": rng.choice((1000, 60000, 3600000))})
+                ui.record({"t": max(t, ui.match.now_ms or t), "ev": "extend",
+                           "ms": rng.choice((1000, 60000, 3600000))})
             else:
                 st["fail"] = True
             if st["bad"]:

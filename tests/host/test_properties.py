@@ -386,7 +386,7 @@ def _noted(lines):
     r = Replay()
     r.feed(lines[0].encode("utf-8"))
     notes = []
-    r.match.on_note = lambda t, kind, data: notes.append((t, kind, data))
+    r.match.on_note = notes.append
     for line in lines[1:]:
         r.feed(line.encode("utf-8"))
     return r, notes
@@ -409,11 +409,12 @@ def test_transitions_at_one_instant_fire_as_tardiness_time_cap(lines, start, coi
     _, notes = _noted(lines)
     rank = {"tardiness": 0, "time": 1, "cap": 2}
     at = {}
-    for t, kind, data in notes:
-        if kind == "penalty" and data["auto"]:
+    for n in notes:
+        kind = n["kind"]
+        if kind == "penalty" and n["pen"]["auto"]:
             kind = "tardiness"
         if kind in rank:
-            at.setdefault(t, []).append(rank[kind])
+            at.setdefault(n["t"], []).append(rank[kind])
     for t in at:
         assert at[t] == sorted(at[t]), (t, at[t])
 

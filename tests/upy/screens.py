@@ -188,7 +188,7 @@ def pin_locked():
     _pin(ui, 9 * MIN)
     for i in range(3):
         keys(ui, 9 * MIN, "9", "9", "ok")
-    ui.up_ms += 3 * SEC                 # the lockout runs on board time
+    ui.at(ui.up_ms + 3 * SEC)           # the lockout runs on board time
     return build(ui, 9 * MIN + 3 * SEC, SYNC_S)
 
 

@@ -6,7 +6,8 @@
 # lower or raise any guideline (KR penalty 2): the device suggests, the judge decides.
 #
 # ROWS holds one line per code: code|KR guideline|ID guideline|English|Korean|Indonesian,
-# a guideline written as kind abbreviations (ABBR) separated by spaces, "-" for none.
+# a guideline written as kind abbreviations (ABBR) separated by spaces, "-" for none; an
+# empty name reads as the English one (lang.py's TEXT does the same).
 # The last four codes are in the seeds but not in infractions.md (seed_review section 3):
 # no fixed guideline in KR ("a penalty applies", judge's discretion), so the range is the
 # judge's to pick. One string constant rather than tuples of strings: it stays in flash on
@@ -53,8 +54,8 @@ manners|C W|-|Manners|매너 위반|Etika
 # Penalty kind names as each rule set's text says them (KR 274-296, ID 13-153):
 # abbreviation|English|Korean|Indonesian.
 KIND_NAMES = """
-C|Caution|주의|Caution
-W|Warning|경고|Warning
+C|Caution|주의|
+W|Warning|경고|
 DL|Duel loss|듀얼의 패배|Duel Forfeiture
 ML|Match loss|매치의 패배|Match Forfeiture
 DQ|Disqualified|실격|Disqualification
@@ -68,15 +69,6 @@ def _kinds(field):
     return tuple(KINDS[ABBR.index(a)] for a in field.split(" "))
 
 
-def rows():
-    """Every row as (code, KR guideline, ID guideline, (English, Korean, Indonesian))."""
-    for line in ROWS.split("\n"):
-        if not line:
-            continue
-        f = line.split("|")
-        yield f[0], _kinds(f[1]), _kinds(f[2]), (f[3], f[4], f[5])
-
-
 def guideline(code, rules="ID"):
     """Tuple of penalty kinds (usual first) for `code` under `rules`, or None."""
     f = fields(ROWS, code)
@@ -88,7 +80,12 @@ def guideline(code, rules="ID"):
 def codes(rules="ID"):
     """The codes a judge picks from under `rules`, in catalogue order."""
     i = 1 if rules == "KR" else 2
-    return [row[0] for row in rows() if row[i] is not None]
+    out = []
+    for line in ROWS.split("\n"):
+        f = line.split("|")             # one row's fields at a time: a board's heap is small
+        if len(f) > i and f[i] != "-":
+            out.append(f[0])
+    return out
 
 
 def name(code, lang="en"):
@@ -96,8 +93,9 @@ def name(code, lang="en"):
     f = fields(ROWS, code)
     if f is None:
         return code
-    return f[2 + column(lang)]   # names start at field 3
+    return f[2 + column(lang)] or f[3]   # names start at field 3, English first
 
 
 def kind_name(kind, lang="en"):
-    return fields(KIND_NAMES, ABBR[KINDS.index(kind)])[column(lang)]
+    f = fields(KIND_NAMES, ABBR[KINDS.index(kind)])
+    return f[column(lang)] or f[1]

@@ -18,7 +18,7 @@ class EventRules:
         if self.time_called:
             return "time has already been called"
         self.limit_ms += ev["ms"]
-        self._note(t, "extend", ev["ms"])
+        self._note(t, "extend", ms=ev["ms"])
         return None
 
     def _ev_seated(self, ev, t):
@@ -28,7 +28,7 @@ class EventRules:
         if self.seated[p]:
             return "already seated"
         self.seated[p] = True
-        self._note(t, "seated", p)
+        self._note(t, "seated", p=p)
         self.undo_to = None
         if t > 0 and self.tardy[p] == 0 and not self.excused[p]:
             self.tardy[p] = 1
@@ -49,7 +49,7 @@ class EventRules:
         self.turn_start_ms = t
         self.lp_changed = False
         self.undo_to = None
-        self._note(t, "duel", (len(self.duels) + 1, self.first, self.is_extra))
+        self._note(t, "duel", no=len(self.duels) + 1, first=self.first, extra=self.is_extra)
         return None
 
     def _ev_lp(self, ev, t):
@@ -59,7 +59,7 @@ class EventRules:
         self.undo_to = (before, self.lp_changed)
         self.lp = ab(clamp(before["A"] + ev.get("A", 0)), clamp(before["B"] + ev.get("B", 0)))
         self.lp_changed = True
-        self._note(t, "lp", (ev, self.lp, self.turn, self.turn_player()))
+        self._note(t, "lp", ev=ev, lp=self.lp)
         self._check_zero(t)
         return None
 
@@ -70,31 +70,28 @@ class EventRules:
             return "only the last LP entry of this turn can be taken back"
         self.lp, self.lp_changed = self.undo_to
         self.undo_to = None
-        self._note(t, "undo", self.lp)
+        self._note(t, "undo", lp=self.lp)
         return None
 
     def _ev_turn_end(self, ev, t):
         if not self.in_duel:
             return "no duel in progress"
         ended, changed = self.turn, self.lp_changed
-        self._note(t, "turn_end", (ended, self.turn_player(), t - self.turn_start_ms))
+        self._note(t, "turn_end", turn_ms=t - self.turn_start_ms)
         self.turn += 1
         self.turn_start_ms = t
         self.lp_changed = False
         self.undo_to = None
         if self.dstate == TIME_TURN:
             self.dstate = EXTRA_TURN
-            self.extra_left = self.extra_turns
-            if self.extra_left == 0:
-                self._compare(t, "time_lp")
-            else:
-                self._note(t, "extra_turn", (1, self.extra_turns))
-        elif self.dstate == EXTRA_TURN:
+            self.extra_left = self.extra_turns + 1     # the turn ending now is not one of them
+        if self.dstate == EXTRA_TURN:
             self.extra_left -= 1
             if self.extra_left == 0:
                 self._compare(t, "time_lp")
             else:
-                self._note(t, "extra_turn", (self.extra_turns - self.extra_left + 1, self.extra_turns))
+                self._note(t, "extra_turn", no=self.extra_turns - self.extra_left + 1,
+                           total=self.extra_turns)
         elif self.dstate == SUDDEN:
             if changed:
                 self._compare(t, "sudden_death")
@@ -156,7 +153,7 @@ class EventRules:
         if value != before:
             self.lp_changed = True
         self.undo_to = None
-        self._note(t, "fix", (p, before, value, self.turn, self.turn_player()))
+        self._note(t, "fix", p=p, before=before, after=value)
         self._check_zero(t)
         return None
 
@@ -177,7 +174,7 @@ class EventRules:
         self.penalties = self.penalties[:i] + self.penalties[i + 1:]
         self.excused[p] = True
         self.undo_to = None
-        self._note(t, "void", (p, pen["kind"], code))
+        self._note(t, "void", pen=pen)
         if pen["kind"] == "duel_loss":
             self._unwin(t, p)
         return None

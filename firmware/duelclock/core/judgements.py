@@ -53,7 +53,7 @@ class TimeRules:
         if not self.time_called:
             self._call_time(at)
             return
-        self._note(at, "cap", None)
+        self._note(at, "cap")
         self._match_over(at, "double_loss")
 
     def _call_time(self, at):
@@ -66,7 +66,7 @@ class TimeRules:
         if (self.kind == "elimination" and self.wins["A"] == 0 and self.wins["B"] == 0
                 and (finished == 0 or (finished == 1 and not self.in_duel))):
             self.decide_first_win = True
-        self._note(at, "time", None)
+        self._note(at, "time")
         if self.in_duel:
             if self.is_extra:
                 return                      # an extra duel keeps its own 4-turn limit

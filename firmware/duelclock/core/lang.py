@@ -3,33 +3,31 @@
 # collect the Hangul glyphs it needs for the bitmap font (host_tools mkfont).
 #
 # TEXT holds one line per key: key|English|Korean|Indonesian ("|" and newlines never occur
-# in a text). One string constant, not a dict of tuples: frozen or in ROMFS it stays in
-# flash (about 0.2 KB of RAM where a dict of 300 strings took 12 KB on the 64-bit unix
-# port), and a lookup costs a substring search, not a RAM copy of every language.
+# in a text; an empty field reads as the English one, so a text is not stored twice). One
+# string constant, not a dict of tuples: frozen or in ROMFS it stays in flash (about 0.2 KB
+# of RAM where a dict of 300 strings took 12 KB on the 64-bit unix port), and a lookup
+# costs a substring search, not a RAM copy of every language.
 LANGS = ("en", "ko", "id")
 
 TEXT = """
 waiting|Waiting for round|라운드 대기 중|Menunggu ronde
-table|Table|테이블|Meja
-round|Round|라운드|Ronde
 check_in|Check in: press your key|착석: 자신의 키를 누르세요|Check-in: tekan tombol
 seated|seated|착석|hadir
 absent|absent|미착석|belum hadir
 pick_first|Who goes first?|선공은?|Siapa jalan dulu?
-duel|Duel|듀얼|Duel
 extra_duel|EXTRA DUEL turn %d/4|엑스트라 듀얼 %d/4턴|EXTRA DUEL giliran %d/4
 time_turn|TIME: finish this turn|시간 종료: 이 턴까지|WAKTU: selesaikan giliran
-extra_turn|EXTRA TURN %d/%d|엑스트라 턴 %d/%d|EXTRA TURN %d/%d
-sudden_death|SUDDEN DEATH|서든 데스|SUDDEN DEATH
+extra_turn|EXTRA TURN %d/%d|엑스트라 턴 %d/%d|
+sudden_death|SUDDEN DEATH|서든 데스|
 double_loss|DOUBLE LOSS|양자 패배|KALAH GANDA
 wins_match|%s WINS THE MATCH|%s 매치 승리|%s MENANG MATCH
 interval|Between duels|듀얼 사이|Jeda antar duel
 paused|PAUSED|일시 정지|DIJEDA
 turn|Turn %d %s|%d턴 %s|Giliran %d %s
-entry|%s: %d %s %d = %d|%s: %d %s %d = %d|%s: %d %s %d = %d
+entry|%s: %d %s %d = %d||
 confirm_key|OK: press again|확인: 다시 누르기|OK: tekan lagi
 pick_player|Pick A or B|A 또는 B 선택|Pilih A atau B
-menu|Menu|메뉴|Menu
+menu|Menu|메뉴|
 record|LP record|라이프 기록|Catatan LP
 duel_over|Duel over...|듀얼 종료...|Duel selesai...
 who_won|Who won the duel?|듀얼 승자는?|Siapa menang duel?
@@ -39,7 +37,7 @@ who_surrenders|Who surrenders?|누가 항복합니까?|Siapa menyerah?
 both_confirm|A and B: press your key|A와 B: 자신의 키|A dan B: tekan tombol
 confirmed|confirmed|확인됨|dikonfirmasi
 start_duel|Start next duel|다음 듀얼 시작|Mulai duel berikut
-judge|Judge|저지|Judge
+judge|Judge|저지|
 language|Language|언어|Bahasa
 call_judge|Call a judge|저지 호출|Panggil judge
 judge_called|JUDGE CALLED|저지 호출됨|JUDGE DIPANGGIL
@@ -60,10 +58,9 @@ which_player|Which player?|어느 플레이어?|Pemain mana?
 both|Both|둘 다|Keduanya
 kind|Penalty kind|벌칙 종류|Jenis penalti
 not_saved|NOT SAVED: %s|저장 실패: %s|TIDAK TERSIMPAN: %s
-journal_full|Memory full: call a judge|메모리 가득: 저지 호출|Memori penuh: panggil judge
 sync|sync %s|동기 %s|sinkron %s
 no_sync|no sync|동기 없음|tanpa sinkron
-battery|bat %d%%|배터리 %d%%|bat %d%%
+battery|bat %d%%|배터리 %d%%|
 five_left|5 MINUTES LEFT|5분 남음|SISA 5 MENIT
 refused|Refused: %s|거부: %s|Ditolak: %s
 carried|Last match: %s %s|지난 매치: %s %s|Match lalu: %s %s
@@ -94,5 +91,5 @@ def tr(key, lang, *args):
     cols = fields(TEXT, key)
     if cols is None:
         raise KeyError(key)
-    s = cols[column(lang)]
+    s = cols[column(lang)] or cols[1]
     return s % args if args else s

@@ -43,8 +43,8 @@ class Match(TimeRules, EventRules):
               "seated", "tardy", "excused")
 
     def __init__(self, start, on_note=None):
-        """`start` is a checked round_start event (record.check_event). `on_note(t,
-        kind, data)` receives what the written record shows, only for applied events."""
+        """`start` is a checked round_start event (record.check_event). `on_note(note)`
+        receives what the written record shows, only for applied events (_note)."""
         self.round_no = start["round"]
         self.kind = start["kind"]
         self.limit_ms = start.get("limit_s", 2700) * 1000
@@ -149,7 +149,7 @@ class Match(TimeRules, EventRules):
         if kind == "duel_loss":
             pen["duel_ix"] = len(self.duels)   # the duel it costs (played or not)
         self.penalties = self.penalties + [pen]
-        self._note(t, "penalty", pen)
+        self._note(t, "penalty", pen=pen)
 
     def _unwin(self, t, p):
         """Void p's penalty duel loss: the duel lost without play goes back (or, where both
@@ -176,7 +176,7 @@ class Match(TimeRules, EventRules):
         a, b = self.lp["A"], self.lp["B"]
         if a == b:
             self.dstate = SUDDEN
-            self._note(t, "sudden_death", None)
+            self._note(t, "sudden_death")
         else:
             self._duel_over(t, "A" if a > b else "B", by)
 
@@ -189,7 +189,7 @@ class Match(TimeRules, EventRules):
         if winner in PLAYERS:
             self.wins = dict(self.wins)
             self.wins[winner] += 1
-        self._note(t, "duel_over", (winner, by))
+        self._note(t, "duel_over", winner=winner, by=by)
         self._settle(t, winner)
 
     def _settle(self, t, winner):
@@ -202,11 +202,41 @@ class Match(TimeRules, EventRules):
         self.result = result
         self.in_duel = False
         self.dstate = NORMAL
-        self._note(t, "match_over", result)
+        self._note(t, "match_over", result=result)
 
-    def _note(self, t, kind, data):
+    # A note: what the written record shows of an applied event, the engine's only output
+    # besides its state (on_note; the sheet and the table's alerts read it). A dict, as an
+    # event is, made only while someone listens (not in check) and not kept. Every note has
+    # "t" (desk ms), "kind", "turn" and "turn_player": the turn of the duel in play when it
+    # was made and whose it is (the last duel's between duels; 0 and None before the
+    # first). Its other keys, by kind (this table lists every kind):
+    #
+    #   kind          keys                  made when
+    #   seated        p                     a player checks in
+    #   duel          no, first, extra      a duel starts (no from 1; extra: an extra duel)
+    #   lp            ev, lp                an LP entry: ev the lp event as applied (its A,
+    #                                       B, by, cost), lp the LP after it
+    #   undo          lp                    the last entry taken back: lp as before it
+    #   turn_end      turn_ms               a turn ends (turn: the one ending; turn_ms: its length)
+    #   fix           p, before, after      a judge sets p's LP from before to after
+    #   extra_turn    no, total             extra turn `no` of `total` begins
+    #   time                                time is called
+    #   sudden_death                        sudden death begins
+    #   cap                                 the cap is reached
+    #   extend        ms                    the limit moves by ms
+    #   penalty       pen                   a penalty, as `penalties` lists it
+    #   void          pen                   an automatic penalty voided (the one removed)
+    #   duel_over     winner, by            a duel ends (winner A B draw none; by as in the
+    #                                       verdict's duels)
+    #   match_over    result                the match ends (the verdict's result)
+
+    def _note(self, t, kind, **note):
         if self.on_note is not None:
-            self.on_note(t, kind, data)
+            note["t"] = t
+            note["kind"] = kind
+            note["turn"] = self.turn
+            note["turn_player"] = self.turn_player()
+            self.on_note(note)
 
     # --- snapshot for rollback -------------------------------------------------------
 

@@ -1,5 +1,5 @@
 # The written-style LP sheet: what the paper record shows, built from the notes the rules
-# engine emits for applied events (Match(on_note=sheet.note)). Pure.
+# engine emits for applied events (Match(on_note=sheet.note); Match._note lists them). Pure.
 #
 # A sheet is a list of sections written in order, as on paper: section 0 is before
 # duel 1 (check-in, early penalties), then one per duel, a duel's section also holding
@@ -15,7 +15,9 @@
 #   ("void", t, p, kind, code)
 #   ("end", t, winner, by)          a duel's result
 #   ("result", t, result)           the match's result
+LP_UNDONE = 10                    # the field of an LP row that an undo sets
 LONG_TURN_MS = 180000             # KR 2.E notes 6: 3 minutes of thinking per turn (guideline)
+LAST_MINUTES_MS = 300000          # the table says "5 MINUTES LEFT" and draws the clock so from here
 
 
 class Section:
@@ -58,45 +60,49 @@ class Sheet:
         if self.keep and len(self.sections) > self.keep:
             self.sections = self.sections[-self.keep:]
 
-    def note(self, t, kind, d):
+    def note(self, n):
+        """One engine note (Match(on_note=sheet.note); match.py's _note lists them)."""
+        kind, t = n["kind"], n["t"]
         if kind == "lp":
-            ev, lp, turn, tp = d
-            row = ["lp", t, turn, tp, ev.get("A", 0), ev.get("B", 0), lp["A"], lp["B"],
-                   ev.get("by"), ev.get("cost") is True, False]
+            ev, lp = n["ev"], n["lp"]
+            row = ["lp", t, n["turn"], n["turn_player"], ev.get("A", 0), ev.get("B", 0), lp["A"],
+                   lp["B"], ev.get("by"), ev.get("cost") is True, False]
             self.last_lp = row
             self._add(row)
         elif kind == "undo":
             if self.last_lp is not None:
-                self.last_lp[10] = True
+                self.last_lp[LP_UNDONE] = True
             self.last_lp = None
         elif kind == "turn_end":
-            self._add(("turn", t, d[0], d[1], d[2]))
+            self._add(("turn", t, n["turn"], n["turn_player"], n["turn_ms"]))
         elif kind == "fix":
-            self._add(("fix", t, d[3], d[4], d[0], d[1], d[2]))
+            self._add(("fix", t, n["turn"], n["turn_player"], n["p"], n["before"], n["after"]))
         elif kind == "duel":
-            self._section(Section(d[0], d[1], d[2], True))
+            self._section(Section(n["no"], n["first"], n["extra"], True))
             self.open = True
         elif kind == "duel_over":
             if not self.open:
                 no = self.sections[-1].no + 1
                 self._section(Section(no, None, False, False))
             self.open = False
-            self._add(("end", t, d[0], d[1]))
+            self._add(("end", t, n["winner"], n["by"]))
         elif kind == "extra_turn":
-            self._add(("mark", t, "extra_turn", d[0], d[1]))
+            self._add(("mark", t, "extra_turn", n["no"], n["total"]))
         elif kind in ("time", "sudden_death", "cap"):
             self._add(("mark", t, kind, 0, 0))
         elif kind == "extend":
-            self._add(("mark", t, "extend", d, 0))
+            self._add(("mark", t, "extend", n["ms"], 0))
         elif kind == "seated":
-            self._add(("seated", t, d))
+            self._add(("seated", t, n["p"]))
         elif kind == "penalty":
-            self._add(("penalty", t, d["p"], d["kind"], d["code"], d["auto"], d.get("escalated", False),
-                       "after_match" in d))
+            pen = n["pen"]
+            self._add(("penalty", t, pen["p"], pen["kind"], pen["code"], pen["auto"],
+                       pen.get("escalated", False), "after_match" in pen))
         elif kind == "void":
-            self._add(("void", t, d[0], d[1], d[2]))
+            pen = n["pen"]
+            self._add(("void", t, pen["p"], pen["kind"], pen["code"]))
         elif kind == "match_over":
-            self._add(("result", t, d))
+            self._add(("result", t, n["result"]))
 
 
 def clock(t_ms):
@@ -104,3 +110,34 @@ def clock(t_ms):
     sign = "-" if t_ms < 0 else ""
     s = (t_ms if t_ms >= 0 else -t_ms) // 1000
     return "%s%d:%02d" % (sign, s // 60, s % 60)
+
+
+def record_lines(sheet):
+    """Compact sheet lines (about 18 characters) for small displays: the last section."""
+    sec = sheet.sections[-1]
+    out = ["(%d earlier rows)" % sec.dropped] if sec.dropped else []
+    for row in sec.rows:
+        k = row[0]
+        if k == "lp":
+            _, t, turn, tp, da, db, la, lb, by, cost, undone = row
+            cells = []
+            if da:
+                cells.append("A%+d=%d" % (da, la))
+            if db:
+                cells.append("B%+d=%d" % (db, lb))
+            out.append("%s%d%s %s%s" % ("x" if undone else "", turn, tp, " ".join(cells), " c" if cost else ""))
+        elif k == "turn":
+            _, t, turn, tp, turn_ms = row
+            out.append("-- T%d %s%s" % (turn, clock(turn_ms), " !" if turn_ms > LONG_TURN_MS else ""))
+        elif k == "fix":
+            _, t, turn, tp, p, before, after = row
+            out.append("FIX %s %d>%d" % (p, before, after))
+        elif k == "mark":                   # TIME, EXTRA TURN, SUDDEN DEATH, CAP, +TIME
+            out.append("+TIME" if row[2] == "extend" else row[2].replace("_", " ").upper())
+        elif k == "penalty":
+            out.append("PEN %s %s" % (row[2], row[3]))
+        elif k == "end":
+            out.append("END %s %s" % (row[2], row[3]))
+        elif k == "result":
+            out.append("MATCH %s" % row[2])
+    return out
