@@ -32,6 +32,7 @@ import os
 from binascii import crc32
 
 from duelclock.core.jsonio import dumps_event
+from duelclock.core.lines import Lines
 from duelclock.core.record import MAX_LINE_BYTES
 
 ENOSPC = 28                      # POSIX and littlefs; MicroPython's errno lacks the name
@@ -100,9 +101,8 @@ def _read_lines(path, end):
     """Yield (line, ended) for the lines in the first `end` bytes of the file at `path`,
     without newlines; ended is False for an unterminated last line; line is None for a
     line longer than any record. The file is closed before each yield."""
+    lines = Lines(MAX_LINE_BYTES + TAIL_BYTES)
     pos = 0
-    part = b""
-    too_long = False
     while pos < end:
         f = open(path, "rb")
         try:
@@ -113,22 +113,10 @@ def _read_lines(path, end):
         if not chunk:
             break
         pos += len(chunk)
-        start = 0
-        while True:
-            nl = chunk.find(b"\n", start)
-            if nl < 0:
-                break
-            yield (None if too_long else part + chunk[start:nl]), True
-            part = b""
-            too_long = False
-            start = nl + 1
-        if not too_long:
-            part += chunk[start:]
-            if len(part) > MAX_LINE_BYTES + TAIL_BYTES:
-                part = b""
-                too_long = True
-    if too_long or part:
-        yield (None if too_long else part), False
+        for line in lines.feed(chunk):
+            yield line, True
+    if lines.begun():
+        yield lines.rest(), False
 
 
 class Journal:

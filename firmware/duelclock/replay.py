@@ -11,6 +11,7 @@ import sys
 if hasattr(gc, "threshold"):
     gc.threshold(4096)
 
+from duelclock.core.lines import Lines
 from duelclock.core.record import MAX_LINE_BYTES, RecordError
 from duelclock.core.replay import Replay, write_verdict
 
@@ -20,37 +21,18 @@ KEPT_REJECTIONS = 64     # held from the first pass; more are found again by a s
 
 def read_lines(f):
     """Yield each line of binary file `f` as bytes, or None for a line longer than
-    MAX_LINE_BYTES, which is skipped without holding it in memory: one preallocated line
-    buffer and one chunk buffer, so a 10 MB line costs nothing in a 64 KB heap."""
-    line = bytearray(MAX_LINE_BYTES)
+    MAX_LINE_BYTES, which is skipped without holding it in memory (core/lines.py): one
+    line buffer and one chunk buffer, so a 10 MB line costs nothing in a 64 KB heap."""
+    lines = Lines(MAX_LINE_BYTES)
     chunk = bytearray(CHUNK_BYTES)
-    mv = memoryview(chunk)
-    n = 0                     # bytes of the current line in `line`
-    too_long = False
     while True:
         got = f.readinto(chunk)
         if not got:
             break
-        start = 0
-        while start < got:
-            nl = chunk.find(b"\n", start, got)
-            end = got if nl < 0 else nl
-            if not too_long:
-                if n + end - start > MAX_LINE_BYTES:
-                    too_long = True
-                else:
-                    line[n:n + end - start] = mv[start:end]
-                    n += end - start
-            if nl < 0:
-                break
-            yield None if too_long else bytes(line[:n])
-            n = 0
-            too_long = False
-            start = nl + 1
-    if too_long:
-        yield None
-    elif n:
-        yield bytes(line[:n])
+        for line in lines.feed(chunk, got):
+            yield line
+    if lines.begun():
+        yield lines.rest()
 
 
 def _fed(path, r):

@@ -199,7 +199,8 @@ class Desk:
         retained copy (an old state from before a restart is no attack: counted "stale")."""
         before = dict(self.dec.drops)
         for line in lines:
-            for msg in self.dec.feed(line + b"\n"):
+            msg = self.dec.take(line)
+            if msg is not None:
                 self._take(link, msg, rx_ms)
         per_link = self.link_drops.setdefault(link.url, dict.fromkeys(wire.DROPS, 0))
         for reason, n in self.dec.drops.items():

@@ -20,44 +20,13 @@ from urllib.parse import urlsplit
 import serial
 from paho.mqtt import client as mqtt
 
+from duelclock.core.lines import Lines
 from duelclock.core.wire import MAX_LINE_BYTES
 
 RETRY_S = 1.0              # a lost serial port or socket is reopened this often
 READ_TIMEOUT_S = 0.1       # a reader thread notices stop() within this
 READ_BYTES = 65536
 MQTT_KEEPALIVE_S = 30
-
-
-class Framer:
-    """Bytes of one stream in, whole lines out (bytes, no "\\n"). A line over MAX_LINE_BYTES
-    comes out once, cut to MAX_LINE_BYTES + 1 bytes, and the rest of it is skipped up to its
-    "\\n": a stream never holds more than that, whatever arrives."""
-
-    def __init__(self):
-        self._buf = bytearray()
-        self._skip = False
-
-    def feed(self, data):
-        out = []
-        start = 0
-        while True:
-            nl = data.find(b"\n", start)
-            piece = data[start:len(data) if nl < 0 else nl]
-            if not self._skip:
-                room = MAX_LINE_BYTES + 1 - len(self._buf)
-                self._buf += piece[:room]
-                if len(piece) > room:
-                    out.append(bytes(self._buf))
-                    self._buf.clear()
-                    self._skip = True
-            if nl < 0:
-                return out
-            if self._skip:
-                self._skip = False
-            else:
-                out.append(bytes(self._buf))
-                self._buf.clear()
-            start = nl + 1
 
 
 class Link:
@@ -67,7 +36,7 @@ class Link:
         self.url = url
         self.sink = None
         self.up = False
-        self._framer = Framer()
+        self._lines = Lines(MAX_LINE_BYTES)
 
     def start(self, sink):
         self.sink = sink
@@ -85,8 +54,8 @@ class Link:
         """Bytes from the wire. `whole`: `data` is a message of its own (an MQTT payload),
         framed apart from the stream; `retained`: a broker's retained copy, maybe old."""
         rx_ms = self.sink.now_ms()
-        lines = (Framer().feed(data + b"\n") if whole else self._framer.feed(data))
-        lines = [x for x in lines if x.strip()]
+        split = Lines(MAX_LINE_BYTES).feed(data + b"\n") if whole else self._lines.feed(data)
+        lines = [x for x in split if x is None or x.strip()]     # None: a line too long
         if lines:
             self.sink.lines(self, lines, rx_ms, retained)
 
@@ -159,7 +128,7 @@ class SerialLink(Link):
             except (serial.SerialException, OSError, TypeError, AttributeError, ValueError):
                 pass                  # unplugged, socket closed, or closed by stop()
             self._close()
-            self._framer = Framer()
+            self._lines = Lines(MAX_LINE_BYTES)
             self._status(False)
             self._stop.wait(RETRY_S)
 

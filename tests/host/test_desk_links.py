@@ -9,23 +9,13 @@ import pytest
 from duelclock.core.clock import FIRST
 from duelclock.core.wire import MAX_LINE_BYTES
 from duelclock_desk.api import Service
-from duelclock_desk.links import Framer, MqttLink, SerialLink, open_link
+from duelclock_desk.links import MqttLink, SerialLink, open_link
 from duelclock_desk.store import Store
 from tests.host.fake_table import FakeTable, StreamTables, short_match
 from tests.host.desk_rig import run_desk, until
 
 KEY = bytes(range(32))
 
-
-
-def test_framer_cuts_long_lines_and_joins_chunks():
-    f = Framer()
-    assert f.feed(b"ab") == [] and f.feed(b"c\nde") == [b"abc"] and f.feed(b"\n") == [b"de"]
-    big = b"x" * 5000
-    out = [line for i in range(0, len(big), 700) for line in f.feed(big[i:i + 700])]
-    out += f.feed(b"tail\nok\n")
-    assert out == [b"x" * (MAX_LINE_BYTES + 1), b"ok"]
-    assert f.feed(b"y" * (MAX_LINE_BYTES + 1) + b"\n") == [b"y" * (MAX_LINE_BYTES + 1)]
 
 
 def test_links_are_chosen_by_url_scheme():

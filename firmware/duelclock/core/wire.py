@@ -18,6 +18,7 @@
 import binascii
 import json
 
+from duelclock.core.lines import Lines
 from duelclock.core.sign import Key, canonical, command_key, same, signed_line, table_key
 
 VERSION = 1
@@ -218,14 +219,15 @@ class Decoder:
         self._seen = {}      # (sender, is sync) -> (highest seq, bit i: highest - i taken)
         for sender in seen or ():
             self._seen[(sender, False)] = (seen[sender], (1 << self._window) - 1)
-        self._buf = bytearray(MAX_LINE_BYTES)
-        self._mv = memoryview(self._buf)
-        self._n = 0                          # bytes of the current line in _buf
-        self._skip = False                   # inside an oversized line: discard to "\n"
+        self._lines = Lines(MAX_LINE_BYTES)
         self.drops = {}
         for r in DROPS:
             self.drops[r] = 0
         self.last_drop = None                # "reason: key", for logs
+
+    def _drop(self, reason, key):
+        self.drops[reason] += 1
+        self.last_drop = "%s: %s" % (reason, key)
 
     def last_seq(self, sender):
         """The highest seq of a command or report (not sync) taken from `sender` (0: the
@@ -236,36 +238,18 @@ class Decoder:
     def feed(self, data):
         """Take `data` (bytes or bytearray, any length); return the messages it completed."""
         out = []
-        view = memoryview(data)
-        i, n = 0, len(data)
-        while i < n:
-            nl = data.find(b"\n", i)
-            end = n if nl < 0 else nl
-            if not self._skip:
-                if self._n + end - i > MAX_LINE_BYTES:
-                    self._drop("size", "line over %d bytes" % MAX_LINE_BYTES)
-                    self._skip = True
-                    self._n = 0
-                else:
-                    self._mv[self._n:self._n + end - i] = view[i:end]
-                    self._n += end - i
-            if nl < 0:
-                break
-            if self._skip:
-                self._skip = False
-            else:
-                msg = self._take(bytes(self._mv[:self._n]))
-                if msg is not None:
-                    out.append(msg)
-            self._n = 0
-            i = nl + 1
+        for line in self._lines.feed(data):
+            msg = self.take(line)
+            if msg is not None:
+                out.append(msg)
         return out
 
-    def _drop(self, reason, key):
-        self.drops[reason] += 1
-        self.last_drop = "%s: %s" % (reason, key)
-
-    def _take(self, line):
+    def take(self, line):
+        """One whole line (bytes without "\\n"; None: it was over MAX_LINE_BYTES): the
+        message, or None (a blank line, or a drop). A caller that splits lines itself (the
+        desk: a splitter per link, one Decoder for all) calls this."""
+        if line is None:
+            return self._drop("size", "line over %d bytes" % MAX_LINE_BYTES)
         if line.endswith(b"\r"):
             line = line[:-1]
         if not line:
