@@ -36,9 +36,11 @@
 # slewed in at SLEW_RATE and a bigger one jumps. Without a
 # link the model runs on its drift, and error_ms grows with the drift's uncertainty.
 #
-# Exchanges: BURST at BURST_PERIOD_MS, then BURST at twice that, and so on up to
-# MAX_PERIOD_MS (sooner if error_ms would pass budget_ms / 2): desk time 4 s after power-on,
-# 40 exchanges in the first two minutes, then one every 16 s (7.5 messages a minute with the
+# Exchanges: the first FIRST back to back (each as soon as the last reply is in: desk time
+# within a second of the desk answering, a table has at most one request out, so a hall
+# powering on is paced by the desk), then BURST at twice BURST_PERIOD_MS, BURST at twice
+# that, and so on up to MAX_PERIOD_MS (sooner if error_ms would pass budget_ms / 2): 40
+# exchanges in the first two minutes, then one every 16 s (7.5 messages a minute with the
 # replies; 10 a minute over the first half hour).
 SERIAL_BUDGET_MS = 5
 WIFI_BUDGET_MS = 20
@@ -58,7 +60,7 @@ MAX_DELAY_MS = 1000       # above this a sample is worthless
 SLEW_RATE = 0.005         # ms per ms: 5 ms per second (a shown second lasts 995 to 1005 ms)
 YOUNG = 16                # exchanges before corrections are slewed rather than taken at once
 BURST = 8                 # exchanges per period step
-BURST_PERIOD_MS = 500     # the first period; every BURST exchanges it doubles
+BURST_PERIOD_MS = 500     # after FIRST: this << (exchanges // BURST) apart
 MAX_PERIOD_MS = 16000
 RETRY_MS = 2000           # no reply to a request: ask again this much later (or the period)
 
@@ -229,11 +231,11 @@ class Clock:
                 + abs(self._pending(local_ms)))
 
     def next_exchange_in_ms(self, local_ms):
-        """Ms until the app should send the next sync request (0: now): BURST_PERIOD_MS apart
-        for the first BURST exchanges, doubling every BURST up to MAX_PERIOD_MS, and
-        sooner (not under BURST_PERIOD_MS) if error_ms would pass budget_ms / 2 first. A
-        request left after the last exchange and unanswered is asked again RETRY_MS (or the
-        period, if shorter) after it left."""
+        """Ms until the app should send the next sync request (0: now): at once after each
+        reply until FIRST (no desk time to show yet), then BURST_PERIOD_MS << (exchanges //
+        BURST) apart up to MAX_PERIOD_MS, and sooner (not under BURST_PERIOD_MS) if
+        error_ms would pass budget_ms / 2 first. A request left after the last exchange and
+        unanswered is asked again RETRY_MS (or the period, if shorter) after it left."""
         period = BURST_PERIOD_MS
         due = local_ms
         if self._last is not None:
@@ -242,6 +244,8 @@ class Clock:
             spare = self.budget_ms / 2 - self._noise
             reach = self._ref + int(spare / self._drift_err) if spare > 0 else self._last
             due = max(min(due, reach), self._last + BURST_PERIOD_MS)
+            if self._count < FIRST:
+                due = self._last
         if self._sent is not None and (self._last is None or self._sent > self._last):
             due = max(due, self._sent + min(period, RETRY_MS))
         return max(0, due - local_ms)
