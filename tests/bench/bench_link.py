@@ -244,14 +244,20 @@ class PtyTables:
         self._thread.start()
 
     def _read(self):
+        # Every ready pty is read, and stamped with its table's ticks, before any table is
+        # fed: a table's t4 does not wait for the others' verify and refit (each board has
+        # its own CPU).
         while not self._stop.is_set():
+            got = []
             for fd in select.select(self.masters, [], [], 0.05)[0]:
                 try:
                     data = os.read(fd, 65536)
                 except OSError:
                     continue
                 t = self.by_fd[fd]
-                t.feed(data, self.local_ms(t.tbl))
+                got.append((t, data, self.local_ms(t.tbl)))
+            for t, data, at_ms in got:
+                t.feed(data, at_ms)
 
     def hello(self):
         for t in self.tables:
