@@ -107,6 +107,7 @@ class Conn:
         self.ready = False               # CONNACK and SUBACK in
         self.pid = 0
         self.last_tx = time.monotonic()
+        self.rx_ms = None                # the table's ticks when inbuf last grew
 
     def topic(self, leaf):
         return self.host.base + "table/%d/%s" % (self.table.tbl, leaf)
@@ -149,15 +150,21 @@ class Conn:
                 self.write(publish_packet(self.topic("report"), line, 1, False, self._pid()))
             self.host.counts["out_" + k] = self.host.counts.get("out_" + k, 0) + 1
 
-    def readable(self):
-        """Take what arrived; True when a desk message was fed to the table."""
+    def receive(self):
+        """Read what arrived and stamp it with the table's ticks now (a sync reply's t4):
+        the host reads every ready socket before it feeds any table, as each table's own
+        board would, so a table's stamp does not wait for the others' work."""
         try:
             data = self.sock.recv(65536)
         except (BlockingIOError, InterruptedError):
-            return False
+            return
         if not data:
             raise ConnectionError("table %d: the broker closed the connection" % self.table.tbl)
         self.inbuf += data
+        self.rx_ms = self.host.local_ms(self.table.tbl)
+
+    def readable(self):
+        """Take what receive() read; True when a desk message was fed to the table."""
         packets, used = parse(self.inbuf)
         del self.inbuf[:used]
         fed = False
@@ -171,7 +178,7 @@ class Conn:
                     at += 2
                 payload = body[at:]
                 self.table.feed(payload if payload.endswith(b"\n") else payload + b"\n",
-                                self.host.local_ms(self.table.tbl))
+                                self.rx_ms)
                 self.host.counts["in"] += 1
                 fed = True
             elif kind == SUBACK:
@@ -239,6 +246,9 @@ class Host:
                 timeout = max(0.0, next_tick - time.monotonic()) if self.auto_tick else self.tick_s
                 events = self._sel.select(timeout)
                 with self.lock:
+                    for key, mask in events:
+                        if mask & selectors.EVENT_READ:
+                            key.data.receive()
                     for key, mask in events:
                         c = key.data
                         if mask & selectors.EVENT_WRITE:
