@@ -28,11 +28,14 @@
 # file as it was before or after the append. Files are never left to the garbage
 # collector (toolchain.md, the littlefs trap); readers reopen the file for each chunk,
 # so an abandoned export generator holds no file open.
+#
+# Files: the table's small state files beside the journal (boot counter, seen seq, PIN
+# lock, drift), numbers as text; losing one costs only that state.
 import os
 from binascii import crc32
 
 from duelclock.core.jsonio import dumps_event
-from duelclock.core.record import MAX_LINE_BYTES
+from duelclock.core.record import MAX_LINE_BYTES, JournalFull
 
 ENOSPC = 28                      # POSIX and littlefs; MicroPython's errno lacks the name
 CHUNK_BYTES = 512
@@ -42,16 +45,6 @@ SEALED = SEAL[:2]                # ...so the torn line reads as ending in this
 HEX = b"0123456789abcdef"
 RESERVE_BYTES = 49152            # free space start_match makes room for (a long match ~ 40 KB)
 _fsync = getattr(os, "fsync", None)
-
-
-class JournalFull(Exception):
-    """No room for the event even after deleting every collected match. The event is
-    not written; `uncollected` lists the match ids the desk still has to collect."""
-
-    def __init__(self, uncollected):
-        super().__init__("journal full: %d match(es) not collected by the desk"
-                         % len(uncollected))
-        self.uncollected = uncollected
 
 
 class Recovery:
@@ -335,3 +328,37 @@ class Journal:
                 yield line[:-9]
             else:
                 report.drop(line_no, why)
+
+
+# --- small state files beside the journal --------------------------------------------------
+
+class Files:
+    """Small state files under `root` (boot counter, seen seq, PIN lock, drift): numbers as
+    text. A full, failing or torn file costs only that state, never the table."""
+
+    def __init__(self, root):
+        self.root = root
+
+    def read(self, name, number=int):
+        """The numbers in the file, or None where it is absent, unreadable or torn."""
+        try:
+            with open(self.root + "/" + name) as f:
+                return [number(x) for x in f.read().split()]
+        except (OSError, ValueError):
+            return None
+
+    def write(self, name, text):
+        try:
+            with open(self.root + "/" + name, "w") as f:
+                f.write(text)
+        except OSError:
+            pass
+
+
+def next_boot(files):
+    """The boot counter (wire seqs stay above all sent before): read, raise, write back.
+    On a full flash the raised count still serves this boot (the write is retried next)."""
+    n = files.read("boot")
+    boot = n[0] + 1 if n else 1
+    files.write("boot", str(boot))
+    return boot

@@ -15,7 +15,7 @@ from duelclock_desk import dashboard
 from duelclock_desk.api import Service
 from tests.host.browser import CHROMIUM, compare_loosely, launch
 from tests.host.desk_rig import run_desk
-from tests.host.fake_table import FakeTable, Room, StreamTables
+from tests.host.tables import SessionTable, Room, StreamTables
 
 playwright = pytest.importorskip("playwright.async_api")
 if not os.path.exists(CHROMIUM):
@@ -77,7 +77,7 @@ def play(table, events):
 
 
 def test_round_from_the_page_time_called_extra_turn_sheet_csv_korean(tmp_path):
-    tables = {n: FakeTable(KEY, n) for n in (1, 2, 3, 4, 5)}
+    tables = {n: SessionTable(KEY, n) for n in (1, 2, 3, 4, 5)}
 
     async def scenario(svc, server):
         base = "http://127.0.0.1:%d" % svc.http_port
@@ -285,7 +285,7 @@ def test_contrast_formula():
 
 
 def test_labels_names_contrast_keyboard_and_dialog(tmp_path):
-    tables = [FakeTable(KEY, 1), FakeTable(KEY, 2)]
+    tables = [SessionTable(KEY, 1), SessionTable(KEY, 2)]
 
     async def scenario(svc, server):
         async with playwright.async_playwright() as pw:
@@ -367,7 +367,7 @@ def test_labels_names_contrast_keyboard_and_dialog(tmp_path):
 
 
 def test_the_room_reconnects_to_a_restarted_desk(tmp_path):
-    server = StreamTables.serve_tcp([FakeTable(KEY, 1)])
+    server = StreamTables.serve_tcp([SessionTable(KEY, 1)])
     path = str(tmp_path / "d.sqlite")
     first = Service(path, KEY, links=[server.url], broker="off", http_port=0)
 
@@ -472,7 +472,7 @@ def test_lan_needs_the_token_and_other_origins_are_refused(tmp_path):
 # --- what the service keeps for the page ----------------------------------------------------
 
 def test_watch_turn_length_tardiness_and_sync_history(tmp_path):
-    t1, t2 = FakeTable(KEY, 1), FakeTable(KEY, 2)
+    t1, t2 = SessionTable(KEY, 1), SessionTable(KEY, 2)
     room = Room(str(tmp_path / "r.sqlite"), KEY, [t1, t2])
     for t in (t1, t2):
         t.hello()
@@ -531,11 +531,11 @@ def test_every_alert_the_desk_raises_has_its_text_in_each_language():
 def test_the_head_judge_confirms_a_carried_penalty_from_the_room(tmp_path):
     # KR: a match loss after the match awaits the head judge; the room lists it with its
     # buttons, in the page's language; Confirm asks first, then the desk has it ready.
-    tables = {n: FakeTable(KEY, n) for n in (1, 2)}
+    tables = {n: SessionTable(KEY, n) for n in (1, 2)}
 
     async def scenario(svc, server):
         base = "http://127.0.0.1:%d" % svc.http_port
-        # Both heard first: the rules message FakeTable takes its rules from is not lost.
+        # Both heard first: the rules message SessionTable takes its rules from is not lost.
         await until(lambda: _all(lambda: len(svc.desk.store.tables()) == 2), "both tables",
                     timeout_s=30)
         svc.desk.run("judge", "start_round", {"round": 1, "rules": "KR", "pairings": [

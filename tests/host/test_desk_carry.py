@@ -5,7 +5,7 @@ import pytest
 
 from duelclock_desk.client import status_lines
 from duelclock_desk.desk import CommandError
-from tests.host.fake_table import FakeTable, Room, short_match
+from tests.host.tables import SessionTable, Room, short_match
 
 KEY = bytes(range(32))
 ROUND1 = [[1, "Kim Minsu", "Budi Santoso"], [2, "Lee Jiwoo", "Sari Dewi"]]
@@ -17,7 +17,7 @@ AFTER = {"t": 400000, "ev": "penalty", "p": "B", "kind": "match_loss", "code": "
 
 
 def room(tmp_path):
-    tables = [FakeTable(KEY, t) for t in (1, 2)]
+    tables = [SessionTable(KEY, t) for t in (1, 2)]
     r = Room(str(tmp_path / "desk.sqlite"), KEY, tables)
     for t in tables:
         t.hello()
@@ -61,7 +61,7 @@ def test_id_carries_a_match_loss_after_the_match_to_the_players_next_table(tmp_p
     [c] = r.desk.status()["carries"]
     assert (c["state"], c["round"], c["tbl"], c["p"]) == ("sent", 2, 2, "A")
     assert "into round 2 table 2 as A" in status_lines(r.desk.status())[-1]
-    # Recorded by the table before duel 1 (FakeTable takes what the firmware would record):
+    # Recorded by the table before duel 1 (SessionTable takes what the firmware would record):
     # the match is Sari's, and the desk marks the penalty as carried.
     t = r.tables[2]
     t.play([{"t": 1000, "ev": "penalty", "p": "A", "kind": "match_loss", "code": "unsporting",
