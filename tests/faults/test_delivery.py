@@ -25,6 +25,7 @@ from paho.mqtt import client as mqtt
 from duelclock.core.clock import FIRST
 from duelclock.core.session import RESEND_MS
 from duelclock.core.sign import pin_hash
+from duelclock.core.wire import Encoder
 from duelclock_desk.api import Service
 from duelclock_desk.broker import Mosquitto
 from tests.faults.netkit import MqttPackets, Proxy, stored_rows
@@ -56,7 +57,7 @@ def long_match():
 
 def table_with_record(tbl):
     t = SessionTable(KEY, tbl)
-    t._round(dict(ROUND))
+    t.feed(Encoder(KEY, 0).build("round", ROUND, tbl), 0)     # boot 0: the desk's seqs follow
     assert t.play(long_match()) == []
     assert t.match.over
     return t

@@ -164,7 +164,7 @@ def test_round_start_to_100_tables_through_mosquitto(tmp_path):
 
 def test_a_desk_restart_over_mqtt_picks_up_what_waited_at_the_broker(tmp_path):
     broker = Mosquitto()                          # the venue's broker: outlives the desk
-    tables = [SessionTable(KEY, n, resend_every_ms=60000) for n in (1, 2)]
+    tables = [SessionTable(KEY, n) for n in (1, 2)]
     room = MqttTables(broker.url, EVENT, tables)
 
     async def first():
