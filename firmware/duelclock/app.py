@@ -5,7 +5,7 @@
 #                 let the other tasks run; then display.show(windows) (a whole frame at
 #                 62.5 MHz SPI: 8.3 ms); alerts -> buzzer. A frame when
 #                 a key or a desk command came in, or when a clock's second turns
-#                 (FLASH_MS while the screen flashes); none when the Screen is the same as
+#                 (_FLASH_MS while the screen flashes); none when the Screen is the same as
 #                 the last one drawn.
 #   link task     link.poll -> Session.feed (commands, sync replies); Session.tick (sync
 #                 requests, state, record, result: core/session.py) -> link.send
@@ -23,6 +23,7 @@
 import asyncio
 import json
 from binascii import unhexlify
+from micropython import const
 
 from duelclock import VERSION
 from duelclock.core.clock import SERIAL_BUDGET_MS, WIFI_BUDGET_MS
@@ -32,15 +33,15 @@ from duelclock.core.view import build, same
 from duelclock.journal import Files, Journal, next_boot
 from duelclock.link import make_link
 
-KEY_SCAN_MS = 15
-FRAME_MS = 1000               # the longest between two looks at the screen
-FRAME_POLL_MS = 5             # the frame task's look for a key or command meanwhile
-FLASH_MS = 250                # the flash alert's blink
-LINK_MS = 20
-SYNC_POLL_MS = 2              # while a sync reply is due: its arrival time is t4, keep it tight
-BATTERY_MS = 30000            # battery read this often
-DIM_LEVEL = 0.3               # backlight when idle
-MAINTENANCE_MS = 60000        # the head judge's PIN must come this soon after power-on
+_KEY_SCAN_MS = const(15)
+_FRAME_MS = const(1000)         # the longest between two looks at the screen
+_FRAME_POLL_MS = const(5)       # the frame task's look for a key or command meanwhile
+_FLASH_MS = const(250)          # the flash alert's blink
+_LINK_MS = const(20)
+_SYNC_POLL_MS = const(2)        # while a sync reply is due: its arrival time is t4, keep it tight
+_BATTERY_MS = const(30000)      # battery read this often
+DIM_LEVEL = 0.3                 # backlight when idle
+_MAINTENANCE_MS = const(60000)  # the head judge's PIN must come this soon after power-on
 
 
 def load_config(root):
@@ -103,10 +104,10 @@ class Table:
         age = self.session.clock.age_ms(now)
         if self.board.battery_pct is not None and now >= self.battery_due:
             self.battery = self.board.battery_pct()         # an ADC read: not every frame
-            self.battery_due = now + BATTERY_MS
+            self.battery_due = now + _BATTERY_MS
         screen = build(ui, t if t is not None else (ui.now_ms or 0),
                        None if age is None else age // 1000, self.battery,
-                       now < self.flash_until and (now // FLASH_MS) % 2 == 0)
+                       now < self.flash_until and (now // _FLASH_MS) % 2 == 0)
         windows = ()
         if not same(screen, self.shown):
             windows = renderer.plan(screen)
@@ -117,13 +118,13 @@ class Table:
             self.dimmed = screen.dim
             _dim(self.board.display, DIM_LEVEL if screen.dim else 1)
         if now < self.flash_until:
-            return FLASH_MS - now % FLASH_MS, windows
+            return _FLASH_MS - now % _FLASH_MS, windows
         if t is None:
-            return FRAME_MS - now % FRAME_MS, windows
-        wait = (FRAME_MS + 1 - t % FRAME_MS) % FRAME_MS or FRAME_MS   # left's second: at t = k s + 1
+            return _FRAME_MS - now % _FRAME_MS, windows
+        wait = (_FRAME_MS + 1 - t % _FRAME_MS) % _FRAME_MS or _FRAME_MS   # left's second: at t = k s + 1
         m = ui.match
         if m is not None and m.in_duel:                     # the turn clock's own seconds
-            wait = min(wait, FRAME_MS - (t - m.turn_start_ms) % FRAME_MS)
+            wait = min(wait, _FRAME_MS - (t - m.turn_start_ms) % _FRAME_MS)
         return wait, windows
 
     def _draw(self, renderer, present):
@@ -137,21 +138,21 @@ class Table:
     def maintenance(self, renderer, present):
         """The PIN screen of a power-on with MAINTENANCE_KEYS held: True once the head judge's
         PIN is in (the caller leaves the USB port to the REPL); False on back, a floor
-        judge's PIN or MAINTENANCE_MS without one (the table plays, locked). Wrong PINs
+        judge's PIN or _MAINTENANCE_MS without one (the table plays, locked). Wrong PINs
         count towards the usual lockout, kept on flash."""
         import time
         roles = []
         pin = Pin(lambda ui, role: roles.append(role))
         self.ui.push(pin)
         self.ui.say("Maintenance: head PIN")
-        end = self.local_ms() + MAINTENANCE_MS
+        end = self.local_ms() + _MAINTENANCE_MS
         while self.ui.stack[-1] is pin and self.local_ms() < end:
             self.ui.up_ms = self.local_ms()
             for intent in self.board.keys.scan(self.ui.up_ms):
                 pin.key(self.ui, intent)
                 self._store_lock()
             self._draw(renderer, present)
-            time.sleep(KEY_SCAN_MS / 1000)      # CircuitPython has no sleep_ms
+            time.sleep(_KEY_SCAN_MS / 1000)      # CircuitPython has no sleep_ms
         self.ui.home()
         if roles == ["head"]:
             self.ui.say("USB REPL open")
@@ -176,7 +177,7 @@ async def keys_task(table, keys):
     while True:
         for intent in keys.scan(table.local_ms()):
             table.key(intent)
-        await asyncio.sleep_ms(KEY_SCAN_MS)
+        await asyncio.sleep_ms(_KEY_SCAN_MS)
 
 
 async def frame_task(table, renderer, present):
@@ -189,7 +190,7 @@ async def frame_task(table, renderer, present):
                 await asyncio.sleep_ms(0)
             present(windows)
         while not table.poked and table.local_ms() < due:
-            await asyncio.sleep_ms(FRAME_POLL_MS)
+            await asyncio.sleep_ms(_FRAME_POLL_MS)
 
 
 async def link_task(table):
@@ -204,22 +205,19 @@ async def link_task(table):
             s.hello(table.board.BOARD, VERSION, pct() if pct else None)
         was_up = table.link.up
         s.tick(table.local_ms())
-        await asyncio.sleep_ms(SYNC_POLL_MS if s.sync_seq is not None else LINK_MS)
+        await asyncio.sleep_ms(_SYNC_POLL_MS if s.sync_seq is not None else _LINK_MS)
 
 
-class Unwrap:
+def unwrap(ticks_ms, ticks_diff):
     """ticks_ms wraps (at 2**30 on boards); the Clock wants an ever-increasing int."""
+    at = [ticks_ms(), 0]                # the last ticks, ms since the first
 
-    def __init__(self, ticks_ms, ticks_diff):
-        self.ticks_ms, self.ticks_diff = ticks_ms, ticks_diff
-        self.last = ticks_ms()
-        self.total = 0
-
-    def __call__(self):
-        now = self.ticks_ms()
-        self.total += self.ticks_diff(now, self.last)
-        self.last = now
-        return self.total
+    def local_ms():
+        now = ticks_ms()
+        at[1] += ticks_diff(now, at[0])
+        at[0] = now
+        return at[1]
+    return local_ms
 
 
 def _lock_key(state):
@@ -271,7 +269,7 @@ def _main(board, root):
     local_ms = getattr(board, "local_ms", None)
     if local_ms is None:
         import time
-        local_ms = Unwrap(time.ticks_ms, time.ticks_diff)
+        local_ms = unwrap(time.ticks_ms, time.ticks_diff)
     link = make_link(board, cfg, local_ms)
     table = Table(board, cfg, link, local_ms, root)
     renderer, present = make_renderer(board)

@@ -23,13 +23,12 @@ import pytest
 from paho.mqtt import client as mqtt
 
 from duelclock.core.clock import FIRST
-from duelclock.core.session import RESEND_MS
 from duelclock.core.sign import pin_hash
 from duelclock.core.wire import Encoder
 from duelclock_desk.api import Service
 from duelclock_desk.broker import Mosquitto
 from tests.faults.netkit import MqttPackets, Proxy, stored_rows
-from tests.host.tables import SessionTable
+from tests.host.tables import RESEND_MS, SessionTable
 from tests.host.desk_rig import until
 
 KEY = bytes(range(32))

@@ -28,6 +28,8 @@ from paho.mqtt import client as mqtt
 from duelclock.core.clock import SERIAL_BUDGET_MS
 from duelclock.core.record import check_event
 from duelclock.core.session import Session
+# The session's timing: private consts there (compiled away on a board), read on CPython.
+from duelclock.core.session import _RESEND_MS as RESEND_MS, _STATE_MS as STATE_MS  # noqa: F401
 from duelclock.core.sign import Key, signed_line, table_key
 from duelclock_desk.desk import Desk, fingerprint
 from duelclock_desk.links import Framer, Link
@@ -92,7 +94,7 @@ class SessionTable:
         """Power on: a new session from what the journal and the files hold."""
         self.taken = []           # desk commands taken (not sync), as received
         s = self.session = Session(self.key, self.tbl, self.boot, self.journal, self.files,
-                                   self._queue, self.budget_ms)
+                                   self._queue, self.budget_ms, None, "en")
         sample, handle = s.clock.sample, s.handle
 
         def counted(*stamps):

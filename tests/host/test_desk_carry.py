@@ -5,9 +5,8 @@ import pytest
 
 from duelclock_desk.client import status_lines
 from duelclock_desk.desk import CommandError
-from duelclock.core.session import RESEND_MS, STATE_MS
 from tests.core.ramstore import ListJournal
-from tests.host.tables import SessionTable, Room, short_match
+from tests.host.tables import RESEND_MS, STATE_MS, SessionTable, Room, short_match
 
 KEY = bytes(range(32))
 ROUND1 = [[1, "Kim Minsu", "Budi Santoso"], [2, "Lee Jiwoo", "Sari Dewi"]]

@@ -4,11 +4,10 @@ import json
 
 import pytest
 
-from duelclock.core.session import RESEND_MS, STATE_MS
 from duelclock.core.wire import SEQ_BOOT
 from duelclock_desk.desk import CommandError, REPUSH_MS
 from tests.bench import gen_record
-from tests.host.tables import SessionTable, Room, short_match
+from tests.host.tables import RESEND_MS, STATE_MS, SessionTable, Room, short_match
 
 KEY = bytes(range(32))
 

@@ -14,15 +14,15 @@
 #   | the desk holds | sent, no ack | not sent yet |
 #
 #   save(ev)          total + 1; a round_start begins a new match: everything 0
-#   tick, sent<total  a record message of up to RECORD_BATCH events from `sent`
+#   tick, sent<total  a record message of up to _RECORD_BATCH events from `sent`
 #   tick, over        once sent == total: the result (sent again with a resend)
-#   RESEND_MS after the last record without an ack: sent = acked, the result again
+#   _RESEND_MS after the last record without an ack: sent = acked, the result again
 #   ack{events}       acked = max(acked, min(events, total)); over and all held: the
 #                     journal marks the match collected
 #   hello             sent = acked (a new link: the desk may have missed some)
 #
-# The state goes out when it changed (looked at every STATE_CHECK_MS, and at once after a
-# command, an event or check_state()) and every STATE_MS; RUNNING fields are no change.
+# The state goes out when it changed (looked at every _STATE_CHECK_MS, and at once after a
+# command, an event or check_state()) and every _STATE_MS; RUNNING fields are no change.
 #
 # What it is given (duck-typed):
 #   journal  start_match(round_start) -> id, append(ev): raise JournalFull (below) when the
@@ -33,6 +33,7 @@
 #   send     send(line, kind) -> True once the link took it; kind "state" (latest wins) or
 #            "report"
 import json
+from micropython import const
 
 from duelclock.core.clock import Clock
 from duelclock.core.lang import tr
@@ -41,20 +42,23 @@ from duelclock.core.rules import START_LP
 from duelclock.core.ui import Ui
 from duelclock.core.wire import Encoder, Decoder
 
-STATE_MS = 5000
-STATE_CHECK_MS = 250          # a state that changed by itself (time, lockout) is seen this soon;
-                              # a dict each link tick was 120 KB/s of garbage at idle (issue 13)
-RECORD_BATCH = 12             # events per record message: well inside 1024 bytes
-RESEND_MS = 10000             # unacknowledged record: sent again after this long
-# Change every ms, or with every line an attacker sends: not a "change", sent every STATE_MS.
+# Private consts (compiled into the code, no module names on a board; the tests read them
+# on CPython, tests/host/tables.py).
+_STATE_MS = const(5000)
+_STATE_CHECK_MS = const(250)    # a state that changed by itself (time, lockout) is seen this
+                                # soon; a dict each link tick was 120 KB/s of garbage (issue 13)
+_RECORD_BATCH = const(12)       # events per record message: well inside 1024 bytes
+_RESEND_MS = const(10000)       # unacknowledged record: sent again after this long
+# Change every ms, or with every line an attacker sends: not a "change", sent every _STATE_MS.
 RUNNING = ("remaining_ms", "sync_age_ms", "sync_err_ms", "drops")
 
 
 class Session:
     """One table's side of docs/protocol.md. `key`: the table's own key (table_key), `boot`:
-    its boot counter (seqs stay above every earlier boot's)."""
+    its boot counter (seqs stay above every earlier boot's), `budget_ms`: the Clock's,
+    `pins` and `lang`: the Ui's (the judges' PIN hashes, the first language)."""
 
-    def __init__(self, key, tbl, boot, journal, files, send, budget_ms, pins=None, lang="en"):
+    def __init__(self, key, tbl, boot, journal, files, send, budget_ms, pins, lang):
         self.journal = journal
         self.files = files
         self.send = send
@@ -81,18 +85,18 @@ class Session:
         self._recover()
 
     def _recover(self):
-        def on_line(line):
-            ev = parse_line(line)[0]
-            if ev is None:
-                return
+        rec = self.journal.recover(self._restore)
+        self.match_id = rec.match_id
+        if rec.dropped:
+            self.ui.say("journal: %d record(s) dropped" % len(rec.dropped))
+
+    def _restore(self, line):
+        ev = parse_line(line)[0]
+        if ev is not None:
             if ev["ev"] == "round_start":
                 self.start_ms = ev.get("start_ms")
             self.ui.restore(ev)
             self.total += 1
-        rec = self.journal.recover(on_line)
-        self.match_id = rec.match_id
-        if rec.dropped:
-            self.ui.say("journal: %d record(s) dropped" % len(rec.dropped))
 
     def round_ms(self, local_ms):
         """Desk ms since the round started, or None (no sync yet, or no round)."""
@@ -208,10 +212,12 @@ class Session:
     def _cmd_extend(self, msg, local_ms):
         m = self.ui.match
         if m is not None and m.round_no == msg["round"]:
+            # Never before the match's last event: with no desk time yet (the desk's re-push
+            # after a reboot comes before the first sync), or an estimate that stepped back,
+            # it would be refused as out of order, and the desk's extension lost.
             t = self.round_ms(local_ms)
-            # No desk time yet (the desk's re-push after a reboot comes before the first
-            # sync): given at the match's last moment rather than lost.
-            self.ui.given((m.now_ms or 0) if t is None else t, msg["ms"])
+            last = m.now_ms or 0
+            self.ui.given(last if t is None or t < last else t, msg["ms"])
 
     def _cmd_rules(self, msg, local_ms):
         self.ui.extend_ok = msg["settings"].get("extend_ok") is True
@@ -272,16 +278,16 @@ class Session:
             if self._send("sync", {"t1": now}):
                 self.clock.sent(now)
         if now >= self.state_check_at or now >= self.state_due:
-            self.state_check_at = now + STATE_CHECK_MS
+            self.state_check_at = now + _STATE_CHECK_MS
             fields = self.state(now)
             if _changed(fields, self.last_state) or now >= self.state_due:
                 if self._send("state", fields, "state"):
                     self.last_state = fields
-                    self.state_due = now + STATE_MS
+                    self.state_due = now + _STATE_MS
         m = self.ui.match
         if m is None or self.total == 0:
             return
-        if self.sent > self.acked and now - self.sent_at > RESEND_MS:
+        if self.sent > self.acked and now - self.sent_at > _RESEND_MS:
             self.sent = self.acked                      # no ack came: send again,
             self.result_sent = False                    # the result too (the desk acks it)
         if self.sent < self.total:
@@ -306,25 +312,24 @@ class Session:
         batch = []
         for ev in self._events(self.sent):
             batch.append(ev)
-            if len(batch) == RECORD_BATCH:
+            if len(batch) == _RECORD_BATCH:
                 break
         if not batch:
             return
+        fields = {"round": round_no, "first": self.sent, "events": batch, "total": self.total}
         try:
-            line = self.enc.build("record", {"round": round_no, "first": self.sent,
-                                             "events": batch, "total": self.total})
+            line = self.enc.build("record", fields)
         except ValueError:                              # too long: send fewer next time
-            batch = batch[:1]
-            line = self.enc.build("record", {"round": round_no, "first": self.sent,
-                                             "events": batch, "total": self.total})
+            fields["events"] = batch[:1]
+            line = self.enc.build("record", fields)
         if self.send(line, "report"):
-            self.sent += len(batch)
+            self.sent += len(fields["events"])
             self.sent_at = now
 
 
 def _changed(fields, last):
     """A state worth sending now: anything but the running clocks differs (those go out
-    every STATE_MS; sending on their change would be a message every few ms)."""
+    every _STATE_MS; sending on their change would be a message every few ms)."""
     if last is None:
         return True
     for k in fields:
