@@ -30,7 +30,8 @@ from duelclock.core.clock import SERIAL_BUDGET_MS, WIFI_BUDGET_MS
 from duelclock.core.session import Session
 from duelclock.core.ui import Pin
 from duelclock.core.view import build, same
-from duelclock.journal import Files, Journal, next_boot
+from duelclock.files import Files
+from duelclock.journal import Journal
 from duelclock.link import make_link
 
 _KEY_SCAN_MS = const(15)
@@ -58,7 +59,7 @@ class Table:
         self.local_ms = local_ms
         self.files = files = Files(root)
         self.session = s = Session(
-            unhexlify(cfg["key"]), cfg["table"], next_boot(files), Journal(root + "/journal"),
+            unhexlify(cfg["key"]), cfg["table"], files.next_boot(), Journal(root + "/journal"),
             files, link.send, WIFI_BUDGET_MS if cfg.get("link") == "mqtt" else SERIAL_BUDGET_MS,
             cfg.get("pins"), cfg.get("lang", "en"))
         self.ui = s.ui
@@ -70,7 +71,7 @@ class Table:
         # The judge PIN's lockout survives a reboot (3 guesses per power cycle would make the
         # lockout worthless): "wrong lockouts locked_ms", written when it changes.
         self.ui.up_ms = local_ms()
-        n = files.read("pinlock")
+        n = files.read("pinlock", int)
         self.ui.restore_lock(*(n if n and len(n) == 3 else (0, 0, 0)))
         self.saved_lock = _lock_key(self.ui.lock_state())
 
@@ -168,7 +169,7 @@ class Table:
         self.ui.key(intent, t if t is not None else 0)
         self._store_lock()
         self.poked = True
-        self.session.check_state()                      # a judge called, a PIN locked out
+        self.session.state_check_at = 0                 # a judge called, a PIN locked out
 
 
 # --- tasks -------------------------------------------------------------------------------

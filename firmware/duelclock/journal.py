@@ -28,22 +28,20 @@
 # file as it was before or after the append. Files are never left to the garbage
 # collector (toolchain.md, the littlefs trap); readers reopen the file for each chunk,
 # so an abandoned export generator holds no file open.
-#
-# Files: the table's small state files beside the journal (boot counter, seen seq, PIN
-# lock, drift), numbers as text; losing one costs only that state.
 import os
 from binascii import crc32
+from micropython import const
 
 from duelclock.core.jsonio import dumps_event
 from duelclock.core.record import MAX_LINE_BYTES, JournalFull
 
-ENOSPC = 28                      # POSIX and littlefs; MicroPython's errno lacks the name
-CHUNK_BYTES = 512
-TAIL_BYTES = 10                  # TAB, 8 hex digits, newline
+_ENOSPC = const(28)                      # POSIX and littlefs; MicroPython's errno lacks the name
+_CHUNK_BYTES = const(512)
+_TAIL_BYTES = const(10)                  # TAB, 8 hex digits, newline
 SEAL = b"\t~\n"                  # ends a torn line before the next record
 SEALED = SEAL[:2]                # ...so the torn line reads as ending in this
 HEX = b"0123456789abcdef"
-RESERVE_BYTES = 49152            # free space start_match makes room for (a long match ~ 40 KB)
+_RESERVE_BYTES = const(49152)            # free space start_match makes room for (a long match ~ 40 KB)
 _fsync = getattr(os, "fsync", None)
 
 
@@ -100,7 +98,7 @@ def _read_lines(path, end):
         f = open(path, "rb")
         try:
             f.seek(pos)
-            chunk = f.read(min(CHUNK_BYTES, end - pos))
+            chunk = f.read(min(_CHUNK_BYTES, end - pos))
         finally:
             f.close()
         if not chunk:
@@ -117,7 +115,7 @@ def _read_lines(path, end):
             start = nl + 1
         if not too_long:
             part += chunk[start:]
-            if len(part) > MAX_LINE_BYTES + TAIL_BYTES:
+            if len(part) > MAX_LINE_BYTES + _TAIL_BYTES:
                 part = b""
                 too_long = True
     if too_long or part:
@@ -125,7 +123,7 @@ def _read_lines(path, end):
 
 
 class Journal:
-    def __init__(self, root, reserve_bytes=RESERVE_BYTES):
+    def __init__(self, root, reserve_bytes=_RESERVE_BYTES):
         """`root`: a directory on a mounted filesystem (made if missing)."""
         self.root = root
         self.reserve_bytes = reserve_bytes
@@ -253,7 +251,7 @@ class Journal:
                 return
             except OSError as e:
                 self._read_tail()     # what did the failed write leave behind?
-                if e.errno != ENOSPC:
+                if e.errno != _ENOSPC:
                     raise
             if not self._drop_oldest_collected():
                 raise JournalFull([m[0] for m in self.matches() if not m[2]])
@@ -270,7 +268,7 @@ class Journal:
                 _fsync(f.fileno())
         finally:
             f.close()
-        self._size += len(data) + TAIL_BYTES + (len(SEAL) if self._torn else 0)
+        self._size += len(data) + _TAIL_BYTES + (len(SEAL) if self._torn else 0)
         self._torn = False
 
     def _read_tail(self):
@@ -329,36 +327,3 @@ class Journal:
             else:
                 report.drop(line_no, why)
 
-
-# --- small state files beside the journal --------------------------------------------------
-
-class Files:
-    """Small state files under `root` (boot counter, seen seq, PIN lock, drift): numbers as
-    text. A full, failing or torn file costs only that state, never the table."""
-
-    def __init__(self, root):
-        self.root = root
-
-    def read(self, name, number=int):
-        """The numbers in the file, or None where it is absent, unreadable or torn."""
-        try:
-            with open(self.root + "/" + name) as f:
-                return [number(x) for x in f.read().split()]
-        except (OSError, ValueError):
-            return None
-
-    def write(self, name, text):
-        try:
-            with open(self.root + "/" + name, "w") as f:
-                f.write(text)
-        except OSError:
-            pass
-
-
-def next_boot(files):
-    """The boot counter (wire seqs stay above all sent before): read, raise, write back.
-    On a full flash the raised count still serves this boot (the write is retried next)."""
-    n = files.read("boot")
-    boot = n[0] + 1 if n else 1
-    files.write("boot", str(boot))
-    return boot

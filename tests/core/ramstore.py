@@ -61,7 +61,7 @@ class MemFiles:
     def __init__(self):
         self.texts = {}
 
-    def read(self, name, number=int):
+    def read(self, name, number):
         try:
             return [number(x) for x in self.texts[name].split()]
         except (KeyError, ValueError):

@@ -160,7 +160,7 @@ def test_a_long_record_goes_in_batches_and_a_new_link_sends_what_was_not_acked()
     assert firsts == [0, RECORD_BATCH, 2 * RECORD_BATCH]
     s.feed(desk.cmd("ack", {"round": 2, "events": RECORD_BATCH}), now)
     desk.got = []
-    s.hello("SIM", "9.9")
+    s.hello("SIM", "9.9", None)
     s.tick(now + 20)
     desk.take(link)
     assert [m["first"] for m in desk.got if m["k"] == "record"] == [RECORD_BATCH]
@@ -244,7 +244,7 @@ def test_seen_seq_and_drift_are_kept_for_the_next_boot():
     now = synced(s, link, desk)
     old = desk.cmd("round", ROUND)
     s.feed(old, now)
-    assert files.read("seen") == [desk.enc.seq - 1]
+    assert files.read("seen", int) == [desk.enc.seq - 1]
     # The next boot: the match comes back from the journal, the old command is a replay.
     again, link2 = table(journal, files, boot=2)
     assert again.ui.match.round_no == 2 and again.total == 1 and again.start_ms == 50000

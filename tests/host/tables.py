@@ -157,7 +157,7 @@ class SessionTable:
                     assert ui.record(ev), ui.message
                 else:
                     refused.append((ev, why))
-            self.session.check_state()
+            self.session.state_check_at = 0
             self.session.tick(local_ms)
         return refused
 

@@ -2,7 +2,7 @@
 # tests' tables, tests/host/tables.py) own the link, the flash and the ticks.
 #
 #   feed(bytes, local_ms)   the desk's lines (any chunking): commands to the Ui, sync replies
-#                           to the Clock; True when a message came in (look at the screen)
+#                           to the Clock; returns the messages taken (any: look at the screen)
 #   tick(local_ms)          what is due: a sync request, the state, record, the result
 #   hello(board, fw, pct)   a link came up: hello, and what the desk has not acked goes again
 #   ui.save = save(ev)      the Ui confirms an event only once this returned: journalled
@@ -22,7 +22,8 @@
 #   hello             sent = acked (a new link: the desk may have missed some)
 #
 # The state goes out when it changed (looked at every _STATE_CHECK_MS, and at once after a
-# command, an event or check_state()) and every _STATE_MS; RUNNING fields are no change.
+# command or an event, or once state_check_at is set to 0) and every _STATE_MS; RUNNING
+# fields are no change.
 #
 # What it is given (duck-typed):
 #   journal  start_match(round_start) -> id, append(ev): raise JournalFull (below) when the
@@ -105,10 +106,6 @@ class Session:
             return None
         return desk - self.start_ms
 
-    def check_state(self):
-        """Something may have changed the state (a key, a PIN): look at it at the next tick."""
-        self.state_check_at = 0
-
     # --- the journal is the only way an event is confirmed --------------------------------
     #
     # Journal full (flash exhausted, nothing collected left to delete): the match goes on.
@@ -156,11 +153,10 @@ class Session:
     # --- from the desk --------------------------------------------------------------------
 
     def feed(self, data, local_ms):
-        came = False
-        for msg in self.dec.feed(data):
+        msgs = self.dec.feed(data)
+        for msg in msgs:
             self.handle(msg, local_ms)
-            came = True
-        return came
+        return msgs
 
     def handle(self, msg, local_ms):
         k = msg["k"]
@@ -239,7 +235,7 @@ class Session:
     def _send(self, k, fields, kind="report"):
         return self.send(self.enc.build(k, fields), kind)
 
-    def hello(self, board, fw, battery_pct=None):
+    def hello(self, board, fw, battery_pct):
         fields = {"board": board, "fw": fw}
         if battery_pct is not None:
             fields["battery"] = battery_pct
