@@ -122,7 +122,8 @@ class Table:
             return _FLASH_MS - now % _FLASH_MS, windows
         if t is None:
             return _FRAME_MS - now % _FRAME_MS, windows
-        wait = (_FRAME_MS + 1 - t % _FRAME_MS) % _FRAME_MS or _FRAME_MS   # left's second: at t = k s + 1
+        # left's second: at t = k s + 1
+        wait = (_FRAME_MS + 1 - t % _FRAME_MS) % _FRAME_MS or _FRAME_MS
         m = ui.match
         if m is not None and m.in_duel:                     # the turn clock's own seconds
             wait = min(wait, _FRAME_MS - (t - m.turn_start_ms) % _FRAME_MS)

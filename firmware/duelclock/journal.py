@@ -35,13 +35,13 @@ from micropython import const
 from duelclock.core.jsonio import dumps_event
 from duelclock.core.record import MAX_LINE_BYTES, JournalFull
 
-_ENOSPC = const(28)                      # POSIX and littlefs; MicroPython's errno lacks the name
+_ENOSPC = const(28)             # POSIX and littlefs; MicroPython's errno lacks the name
 _CHUNK_BYTES = const(512)
-_TAIL_BYTES = const(10)                  # TAB, 8 hex digits, newline
-SEAL = b"\t~\n"                  # ends a torn line before the next record
-SEALED = SEAL[:2]                # ...so the torn line reads as ending in this
+_TAIL_BYTES = const(10)         # TAB, 8 hex digits, newline
+SEAL = b"\t~\n"                 # ends a torn line before the next record
+SEALED = SEAL[:2]               # ...so the torn line reads as ending in this
 HEX = b"0123456789abcdef"
-_RESERVE_BYTES = const(49152)            # free space start_match makes room for (a long match ~ 40 KB)
+_RESERVE_BYTES = const(49152)   # free space start_match makes room for (a long match ~ 40 KB)
 _fsync = getattr(os, "fsync", None)
 
 

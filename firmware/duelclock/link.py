@@ -167,4 +167,5 @@ def make_link(board, cfg, local_ms):
     def factory():
         return MQTTClient("duelclock-t%d" % cfg["table"], m["host"], m.get("port", 1883),
                           keepalive=m.get("keepalive_s", 30))
-    return MqttLink(factory, cfg.get("event", "event"), cfg["table"], m.get("keepalive_s", 30), local_ms)
+    return MqttLink(factory, cfg.get("event", "event"), cfg["table"], m.get("keepalive_s", 30),
+                    local_ms)

@@ -304,9 +304,10 @@ class _Clocked:
 
 
 class StreamTables(_Clocked):
-    """SessionTables on one byte stream (each fed only its own lines), in a thread: a TCP server (`serve_tcp`, the desk
-    connects with socket://127.0.0.1:PORT and may reconnect) or a pty (`on_pty`, the desk
-    opens `path`). Each table says hello when the desk connects."""
+    """SessionTables on one byte stream (each fed only its own lines), in a thread: a TCP
+    server (`serve_tcp`, the desk connects with socket://127.0.0.1:PORT and may reconnect)
+    or a pty (`on_pty`, the desk opens `path`). Each table says hello when the desk
+    connects."""
 
     TICK_S = 0.005
 

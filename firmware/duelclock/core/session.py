@@ -26,9 +26,9 @@
 # fields are no change.
 #
 # What it is given (duck-typed):
-#   journal  start_match(round_start) -> id, append(ev): raise JournalFull (below) when the
-#            flash is full (core/record.py), another OSError when it fails; export(id) -> the match's JSON
-#            lines; mark_collected(id); recover(on_line) -> .match_id, .dropped
+#   journal  start_match(round_start) -> id, append(ev): raise JournalFull (core/record.py)
+#            when the flash is full, another OSError when it fails; export(id) -> the
+#            match's JSON lines; mark_collected(id); recover(on_line) -> .match_id, .dropped
 #   files    read(name, number) -> [numbers] or None; write(name, text), never raising:
 #            "seen" (the desk's last command seq) and "drift" (the settled ppm, once a boot)
 #   send     send(line, kind) -> True once the link took it; kind "state" (latest wins) or
