@@ -30,29 +30,20 @@
 # so an abandoned export generator holds no file open.
 import os
 from binascii import crc32
+from micropython import const
 
 from duelclock.core.jsonio import dumps_event
 from duelclock.core.lines import Lines
-from duelclock.core.record import MAX_LINE_BYTES
+from duelclock.core.record import MAX_LINE_BYTES, JournalFull
 
-ENOSPC = 28                      # POSIX and littlefs; MicroPython's errno lacks the name
-CHUNK_BYTES = 512
-TAIL_BYTES = 10                  # TAB, 8 hex digits, newline
-SEAL = b"\t~\n"                  # ends a torn line before the next record
-SEALED = SEAL[:2]                # ...so the torn line reads as ending in this
+_ENOSPC = const(28)             # POSIX and littlefs; MicroPython's errno lacks the name
+_CHUNK_BYTES = const(512)
+_TAIL_BYTES = const(10)         # TAB, 8 hex digits, newline
+SEAL = b"\t~\n"                 # ends a torn line before the next record
+SEALED = SEAL[:2]               # ...so the torn line reads as ending in this
 HEX = b"0123456789abcdef"
-RESERVE_BYTES = 49152            # free space start_match makes room for (a long match ~ 40 KB)
+_RESERVE_BYTES = const(49152)   # free space start_match makes room for (a long match ~ 40 KB)
 _fsync = getattr(os, "fsync", None)
-
-
-class JournalFull(Exception):
-    """No room for the event even after deleting every collected match. The event is
-    not written; `uncollected` lists the match ids the desk still has to collect."""
-
-    def __init__(self, uncollected):
-        super().__init__("journal full: %d match(es) not collected by the desk"
-                         % len(uncollected))
-        self.uncollected = uncollected
 
 
 class Recovery:
@@ -101,13 +92,13 @@ def _read_lines(path, end):
     """Yield (line, ended) for the lines in the first `end` bytes of the file at `path`,
     without newlines; ended is False for an unterminated last line; line is None for a
     line longer than any record. The file is closed before each yield."""
-    lines = Lines(MAX_LINE_BYTES + TAIL_BYTES)
+    lines = Lines(MAX_LINE_BYTES + _TAIL_BYTES)
     pos = 0
     while pos < end:
         f = open(path, "rb")
         try:
             f.seek(pos)
-            chunk = f.read(min(CHUNK_BYTES, end - pos))
+            chunk = f.read(min(_CHUNK_BYTES, end - pos))
         finally:
             f.close()
         if not chunk:
@@ -120,7 +111,7 @@ def _read_lines(path, end):
 
 
 class Journal:
-    def __init__(self, root, reserve_bytes=RESERVE_BYTES):
+    def __init__(self, root, reserve_bytes=_RESERVE_BYTES):
         """`root`: a directory on a mounted filesystem (made if missing)."""
         self.root = root
         self.reserve_bytes = reserve_bytes
@@ -248,7 +239,7 @@ class Journal:
                 return
             except OSError as e:
                 self._read_tail()     # what did the failed write leave behind?
-                if e.errno != ENOSPC:
+                if e.errno != _ENOSPC:
                     raise
             if not self._drop_oldest_collected():
                 raise JournalFull([m[0] for m in self.matches() if not m[2]])
@@ -265,7 +256,7 @@ class Journal:
                 _fsync(f.fileno())
         finally:
             f.close()
-        self._size += len(data) + TAIL_BYTES + (len(SEAL) if self._torn else 0)
+        self._size += len(data) + _TAIL_BYTES + (len(SEAL) if self._torn else 0)
         self._torn = False
 
     def _read_tail(self):
@@ -323,3 +314,4 @@ class Journal:
                 yield line[:-9]
             else:
                 report.drop(line_no, why)
+

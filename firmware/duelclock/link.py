@@ -3,6 +3,7 @@
 #   poll() -> bytes received since the last call (b"" when none; never blocks)
 #   send(line, kind) -> True when handed to the link; kind is "state" (latest wins) or "report"
 #   up -> whether the link is believed to work
+# make_link(board, cfg, local_ms) picks the one the table's config names.
 import select
 
 # Bytes a poll takes from a stream, at most: the USB port is anyone's, and a flood of junk
@@ -151,3 +152,20 @@ class MqttLink:
         except (OSError, IndexError):
             self._down(self.now_ms())
             return False
+
+
+def make_link(board, cfg, local_ms):
+    """The desk link duelclock.json names: the USB port, or MQTT (Wi-Fi joined first)."""
+    if cfg.get("link") != "mqtt":
+        return StreamLink(board.open_serial())
+    wifi = cfg.get("wifi")
+    if wifi and board.connect_wifi is not None:
+        board.connect_wifi(wifi["ssid"], wifi["pass"])
+    m = cfg["mqtt"]
+    from umqtt.simple import MQTTClient
+
+    def factory():
+        return MQTTClient("duelclock-t%d" % cfg["table"], m["host"], m.get("port", 1883),
+                          keepalive=m.get("keepalive_s", 30))
+    return MqttLink(factory, cfg.get("event", "event"), cfg["table"], m.get("keepalive_s", 30),
+                    local_ms)

@@ -1,6 +1,6 @@
 # The desk-link bench group (issues 4 and 12): the real desk (duelclock_desk.api.Service:
 # links, Desk, SQLite store, HTTP API) against tables at protocol level (tests/host/
-# fake_table.py FakeTable: the firmware's own core wire, clock and match modules).
+# tables.py SessionTable: the firmware's own session, core/session.py, with a list journal).
 #
 #   sync_error_serial_max_ms     SERIAL_TABLES tables, each on its own pseudo-terminal (the
 #                                desk opens the slave paths as serial ports), crystals off by
@@ -66,7 +66,7 @@ from duelclock.core.clock import SERIAL_BUDGET_MS, WIFI_BUDGET_MS
 from duelclock_desk import api
 from duelclock_desk.broker import Mosquitto
 from simulator.table import wait_for
-from tests.host.fake_table import FakeTable
+from tests.host.tables import SessionTable
 import mqtt_tables
 
 PPM = 100.0
@@ -223,7 +223,7 @@ class DeskThread:
 # --- tables on pseudo-terminals --------------------------------------------------------------
 
 class PtyTables:
-    """FakeTables, each on its own pty; `paths` are the slave ends the desk opens. A reader
+    """SessionTables, each on its own pty; `paths` are the slave ends the desk opens. A reader
     thread feeds what the desk writes, at the table's ticks when it arrives."""
 
     def __init__(self, tables, local_ms):
@@ -402,7 +402,7 @@ def sync_serial(b):
     clock = SkipClock(b.path("serial.skip"))
     drift = _drift(SERIAL_TABLES, 1)
     local_ms = _local(clock, drift)
-    tables = [FakeTable(KEY, n, budget_ms=SERIAL_BUDGET_MS) for n in sorted(drift)]
+    tables = [SessionTable(KEY, n, budget_ms=SERIAL_BUDGET_MS) for n in sorted(drift)]
     ptys = PtyTables(tables, local_ms)
     desk = None
     try:
@@ -416,7 +416,7 @@ def sync_serial(b):
             desk.stop()
         ptys.close()
         clock.close()
-    note = ("%d FakeTables (core Clock, budget %d ms) on their own ptys, the real desk "
+    note = ("%d SessionTables (core Clock, budget %d ms) on their own ptys, the real desk "
             "(Service, SerialLink), %d min of desk time in %d-ms steps, drift +/-%d ppm"
             % (SERIAL_TABLES, SERIAL_BUDGET_MS, SYNC_MINUTES, SERIAL_STEP_MS, PPM))
     if late:
@@ -480,7 +480,7 @@ def sync_wifi(b):
     clock = SkipClock(b.path("wifi.skip"))
     drift = _drift(WIFI_TABLES, 2)
     local_ms = _local(clock, drift)
-    tables = [FakeTable(KEY, n, budget_ms=WIFI_BUDGET_MS) for n in sorted(drift)]
+    tables = [SessionTable(KEY, n, budget_ms=WIFI_BUDGET_MS) for n in sorted(drift)]
     broker = Mosquitto()
     proxy = desk = driver = None
     try:
@@ -501,7 +501,7 @@ def sync_wifi(b):
         counts = proxy.stop() if proxy is not None else None
         broker.stop()
         clock.close()
-    note = ("%d FakeTables (core Clock, budget %d ms) on mosquitto through wifi_proxy.py "
+    note = ("%d SessionTables (core Clock, budget %d ms) on mosquitto through wifi_proxy.py "
             "(20 +/- 10 ms each way, 1%% held 200 ms: %s), the real desk (Service, MqttLink), "
             "%d min of desk time in %d-ms steps, drift +/-%d ppm"
             % (WIFI_TABLES, WIFI_BUDGET_MS, counts and "%d of %d packets held" % (
@@ -716,7 +716,7 @@ def round_start(b, tables=ROUND_TABLES, halls=0, settle_s=ROUND_SETTLE_S):
             x.stop()
     where = ("%d halls' mosquittos bridged to the desk's" % halls) if halls else "mosquitto"
     note = ("%d tables on %s: %d real firmware (SimTable, MQTT; %d acknowledged) and "
-            "%d FakeTables in %d mqtt_tables.py processes; the desk in-process; from the HTTP "
+            "%d SessionTables in %d mqtt_tables.py processes; the desk in-process; from the HTTP "
             "round start to the desk's processing each table's state of the new round, %d s "
             "after the last table said hello" % (tables, where, ROUND_FW, fw, tables - ROUND_FW,
                                                  procs, settle_s))

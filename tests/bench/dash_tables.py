@@ -1,5 +1,5 @@
 # Tables for the dashboard bench (bench_dashboard.py) in a process of their own, as on a real
-# venue where they are other machines: N FakeTables (tests/host/fake_table.py) on one TCP
+# venue where they are other machines: N SessionTables (tests/host/tables.py) on one TCP
 # stream the desk connects to (StreamTables), in real time.
 #
 #   python tests/bench/dash_tables.py KEY_HEX N
@@ -19,12 +19,12 @@ for _p in (os.path.join(ROOT, "firmware"), ROOT):
     if _p not in sys.path:
         sys.path.insert(0, _p)
 
-from tests.host.fake_table import FakeTable, StreamTables  # noqa: E402
+from tests.host.tables import SessionTable, StreamTables  # noqa: E402
 
 
 def main(argv):
     key, n = bytes.fromhex(argv[0]), int(argv[1])
-    tables = {t: FakeTable(key, t) for t in range(1, n + 1)}
+    tables = {t: SessionTable(key, t) for t in range(1, n + 1)}
     server = StreamTables.serve_tcp(list(tables.values()))
     print("ready " + server.url, flush=True)
     try:

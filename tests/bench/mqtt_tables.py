@@ -1,8 +1,8 @@
-# Many protocol-level tables (tests/host/fake_table.py FakeTable: the real core's wire, clock
-# and match) on one thread, each its own MQTT 3.1.1 connection over a plain non-blocking
+# Many protocol-level tables (tests/host/tables.py SessionTable: the firmware's own session
+# on a list journal) on one thread, each its own MQTT 3.1.1 connection over a plain non-blocking
 # socket: the light driver the desk-link bench needs for hundreds of tables per process
 # (paho's thread per client does not get there). Topics as docs/protocol.md and
-# fake_table.MqttTables: table/<n>/cmd in (QoS 1), state out (QoS 0,
+# tables.MqttTables: table/<n>/cmd in (QoS 1), state out (QoS 0,
 # retained, last will "offline"), reports out (QoS 1).
 #
 # In the bench process (the Wi-Fi sync bench): Host(...) with a local_ms(tbl) the bench
@@ -33,7 +33,7 @@ for _p in (os.path.join(ROOT, "firmware"), ROOT):
         sys.path.insert(0, _p)
 
 from duelclock.core.clock import WIFI_BUDGET_MS  # noqa: E402
-from tests.host.fake_table import FakeTable  # noqa: E402
+from tests.host.tables import SessionTable  # noqa: E402
 
 KEEPALIVE_S = 60
 CONNECT, CONNACK, PUBLISH, PUBACK, SUBSCRIBE, SUBACK, PINGREQ = 1, 2, 3, 4, 8, 9, 12
@@ -299,7 +299,7 @@ def main(argv):
     rate, boot = {}, {}
     tables = []
     for tbl in range(a.first, a.first + a.count):
-        tables.append(FakeTable(key, tbl, budget_ms=WIFI_BUDGET_MS, board="BENCH"))
+        tables.append(SessionTable(key, tbl, budget_ms=WIFI_BUDGET_MS, board="BENCH"))
         rate[tbl] = 1 + rng.uniform(-a.ppm, a.ppm) / 1e6
         boot[tbl] = rng.uniform(0, 600000)
     t0 = time.monotonic()

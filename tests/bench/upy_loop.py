@@ -50,7 +50,7 @@ KEY_SAMPLE_MS = 5               # as boards/RPI_PICO_W
 
 
 class Clock:
-    """The board's ms since boot (unwrapped), as app.Unwrap gives it."""
+    """The board's ms since boot (unwrapped), as app.unwrap gives it."""
 
     def __init__(self):
         self.t0 = time.ticks_ms()

@@ -24,10 +24,11 @@ from paho.mqtt import client as mqtt
 
 from duelclock.core.clock import FIRST
 from duelclock.core.sign import pin_hash
+from duelclock.core.wire import Encoder
 from duelclock_desk.api import Service
 from duelclock_desk.broker import Mosquitto
 from tests.faults.netkit import MqttPackets, Proxy, stored_rows
-from tests.host.fake_table import FakeTable
+from tests.host.tables import RESEND_MS, SessionTable
 from tests.host.desk_rig import until
 
 KEY = bytes(range(32))
@@ -54,8 +55,8 @@ def long_match():
 
 
 def table_with_record(tbl):
-    t = FakeTable(KEY, tbl)
-    t._round(dict(ROUND))
+    t = SessionTable(KEY, tbl)
+    t.feed(Encoder(KEY, 0).build("round", ROUND, tbl), 0)     # boot 0: the desk's seqs follow
     assert t.play(long_match()) == []
     assert t.match.over
     return t
@@ -242,7 +243,8 @@ def test_a_lost_result_is_sent_again_until_the_desk_acks(tmp_path):
     now = [0]
     cfg = {"table": 1, "key": "00" * 32, "pins": {"floor": pin_hash("1111", b"salt", 2),
                                                   "head": pin_hash("2222", b"salt", 2)}}
-    t = app.Table(Board(), cfg, Wire(), lambda: now[0], str(tmp_path))
+    wire = Wire()
+    t = app.Table(Board(), cfg, wire, lambda: now[0], str(tmp_path)).session
     for _ in range(FIRST):
         t.clock.sample(0, 0, 0, 0)                           # synced: desk = local
     t.ui.start_round({"t": 0, "ev": "round_start", "round": 1, "kind": "swiss", "limit_s": 2700,
@@ -253,9 +255,9 @@ def test_a_lost_result_is_sent_again_until_the_desk_acks(tmp_path):
                {"t": 3000, "ev": "duel_start", "first": "B"}, {"t": 4000, "ev": "lp", "B": -8000}):
         t.ui.record(ev)
     assert t.ui.match.over
-    for now[0] in range(5000, 5000 + 3 * app.RESEND_MS + 1000, 20):
-        t.report()
-    assert t.link.sent.count("result") == t.link.sent.count("record") >= 3
+    for now[0] in range(5000, 5000 + 3 * RESEND_MS + 1000, 20):
+        t.tick(now[0])
+    assert wire.sent.count("result") == wire.sent.count("record") >= 3
 
 
 def test_a_settled_drift_is_kept_on_flash_for_the_next_boot(tmp_path):
@@ -277,16 +279,15 @@ def test_a_settled_drift_is_kept_on_flash_for_the_next_boot(tmp_path):
         battery_pct = buzzer = led = None
 
     cfg = {"table": 1, "key": "00" * 32, "pins": {"floor": "1111", "head": "2222"}}
-    t = app.Table(Board(), cfg, Wire(), lambda: 0, str(tmp_path))
+    t = app.Table(Board(), cfg, Wire(), lambda: 0, str(tmp_path)).session
     assert t.clock.drift_ppm == 0 and not (tmp_path / "drift").exists()
     local = 0
     for i in range(60):                      # 16 minutes of exchanges, 1-ms legs
         t.sync_seq = i
         desk = int(local * (1 + 60e-6))
-        t.local_ms = lambda: local + 2
-        t.handle({"k": "sync", "re": i, "t1": local, "t2": desk + 1, "t3": desk + 1})
+        t.handle({"k": "sync", "re": i, "t1": local, "t2": desk + 1, "t3": desk + 1}, local + 2)
         local += 16000
     kept = float((tmp_path / "drift").read_text())
     assert abs(kept - 60) < 2, kept
-    again = app.Table(Board(), cfg, Wire(), lambda: 0, str(tmp_path))
+    again = app.Table(Board(), cfg, Wire(), lambda: 0, str(tmp_path)).session
     assert abs(again.clock.drift_ppm - kept) < 1e-6

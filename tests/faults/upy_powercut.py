@@ -17,7 +17,7 @@
 # The cut write is torn at a random byte (0 .. all of it); it and every later write return
 # -EIO to littlefs (an exception would unwind through littlefs: the littlefs trap in
 # shared/toolchain.md). After a cut the table "reboots": remount, `Table(...)` as at boot
-# (app.Table._recover: the firmware's own boot path), then it is checked:
+# (app.Table, its Session's _recover: the firmware's own boot path), then it is checked:
 #   confirmed_events_lost  a record line the table had confirmed (its journal append
 #                          returned, so the Ui applied and showed it) missing from the record
 #   extra_events           lines beyond the confirmed ones: at most the one being written,
@@ -136,8 +136,8 @@ class Run:
                 break
             self._count_cut()
             self.disk.remount()
-        t.round_ms = lambda: self.now    # the desk's round clock, already synced
-        j = t.journal
+        t.session.round_ms = lambda local_ms: self.now    # the desk's round clock, synced
+        j = t.session.journal
         append, start_match, rotate, collect = j.append, j.start_match, j.rotate, j.mark_collected
 
         def watched_append(ev):
@@ -192,7 +192,7 @@ class Run:
         t = self.table
         if t.ui.match is None:
             return None
-        s = t.state()
+        s = t.session.state(0)
         return [s[k] for k in STATE_KEYS] + [t.ui.match.verdict()]
 
     def _count_cut(self):
@@ -212,9 +212,9 @@ class Run:
             self.arm(3)
         t = self.boot()
         lines = []
-        if t.match_id is not None:
+        if t.session.match_id is not None:
             rep = _Report()
-            lines = list(t.journal.export(t.match_id, None, rep))
+            lines = list(t.session.journal.export(t.session.match_id, None, rep))
             self.stats["dropped_torn"] += rep.torn
             self.stats["dropped_corrupt"] += rep.corrupt
         mine = self.confirmed[:before_n]
@@ -275,7 +275,7 @@ class Run:
             if done < 0:                       # the desk pushes the round (again)
                 self.now = self.start["t"]
                 self._maybe_arm_soon()
-                t._cmd_round(self.round_msg())
+                t.session.handle(self.round_msg(), 0)
             elif done < len(self.steps):
                 at, ev = self.steps[done]
                 self.now = max(self.now, at)
@@ -289,7 +289,8 @@ class Run:
                     return self.stats
             elif not self._collected():        # over: the desk collects it
                 self._maybe_arm_soon()
-                t._cmd_ack({"round": self.round_no, "events": t.total})
+                t.session.handle({"k": "ack", "round": self.round_no,
+                                  "events": t.session.total}, 0)
             else:
                 self.stats["matches"] += 1
                 self.round_no += 1
@@ -301,8 +302,8 @@ class Run:
 
     def _collected(self):
         t = self.table
-        for mid, size, collected in t.journal.matches():
-            if mid == t.match_id:
+        for mid, size, collected in t.session.journal.matches():
+            if mid == t.session.match_id:
                 return collected
         return False
 

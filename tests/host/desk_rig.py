@@ -1,11 +1,11 @@
-"""Tests that run a real desk (api.Service) in asyncio against FakeTables: until(cond)
+"""Tests that run a real desk (api.Service) in asyncio against SessionTables: until(cond)
 polls a condition; run_desk() serves the tables on a local socket, runs a desk linked to
 them and the test's scenario, and tidies up whatever happened."""
 import asyncio
 import time
 
 from duelclock_desk.api import Service
-from tests.host.fake_table import StreamTables
+from tests.host.tables import StreamTables
 
 
 async def until(cond, timeout_s=15.0, what="condition"):

@@ -180,12 +180,12 @@ def test_mqtt_tables_take_a_signed_round_and_report_its_state():
     from paho.mqtt import client as mqtt
     from duelclock.core.wire import Encoder
     from duelclock_desk.broker import Mosquitto
-    from tests.host.fake_table import FakeTable
+    from tests.host.tables import SessionTable
     key = bytes(range(32))
     broker = Mosquitto()
     host = watcher = None
     try:
-        tables = [FakeTable(key, n) for n in (1, 2, 3)]
+        tables = [SessionTable(key, n) for n in (1, 2, 3)]
         host = mqtt_tables.Host(broker.url, "smoke", tables,
                                 lambda tbl: int(time.monotonic() * 1000)).start()
         end = time.monotonic() + 10

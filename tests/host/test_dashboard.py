@@ -15,7 +15,7 @@ from duelclock_desk import dashboard
 from duelclock_desk.api import Service
 from tests.host.browser import CHROMIUM, compare_loosely, launch
 from tests.host.desk_rig import run_desk
-from tests.host.fake_table import FakeTable, Room, StreamTables
+from tests.host.tables import SessionTable, Room, StreamTables
 
 playwright = pytest.importorskip("playwright.async_api")
 if not os.path.exists(CHROMIUM):
@@ -77,7 +77,7 @@ def play(table, events):
 
 
 def test_round_from_the_page_time_called_extra_turn_sheet_csv_korean(tmp_path):
-    tables = {n: FakeTable(KEY, n) for n in (1, 2, 3, 4, 5)}
+    tables = {n: SessionTable(KEY, n) for n in (1, 2, 3, 4, 5)}
 
     async def scenario(svc, server):
         base = "http://127.0.0.1:%d" % svc.http_port
@@ -142,7 +142,7 @@ def test_round_from_the_page_time_called_extra_turn_sheet_csv_korean(tmp_path):
             await tile_is(page, 1, "time_turn", "Time called")
             await tile_is(page, 5, "double_loss", "Double loss")
             assert re.search(r"−\d+:\d\d", (await tile(page, 1))[1])     # past the limit
-            await until(lambda: _count(page, "#results-table tbody tr", 2), "two results")
+            await until(lambda: _count(page, "#results-table td.v-ok", 2), "two results")
             await shot(page, "dashboard_time_called.png")
 
             play(tables[1], [{"t": 9500, "ev": "turn_end"}])
@@ -154,15 +154,16 @@ def test_round_from_the_page_time_called_extra_turn_sheet_csv_korean(tmp_path):
             await until(lambda: _all(lambda: tables[1].acked is not None), "table 1 acked")
 
             # Results: the page's table is the CSV the export link downloads.
-            await until(lambda: _count(page, "#results-table tbody tr", 3), "three results")
+            await until(lambda: _count(page, "#results-table td.v-ok", 3), "three results")
             async with page.expect_download() as dl:
                 await page.click("#csv")
             path = await (await dl.value).path()
             with open(path) as f:
                 csv_text = f.read()
             assert csv_text == svc.desk.store.results_csv(1)
+            # Table 3 plays on: its record so far is at the desk (a table sends as it goes).
             assert csv_text.splitlines()[1:] == ["1,1,,,A,2,0,,ok", "2,1,,,A,2,0,,ok",
-                                                 "5,1,,,double_loss,0,0,,ok"]
+                                                 "3,1,,,,,,,", "5,1,,,double_loss,0,0,,ok"]
 
             # Filters and the count the scorekeeper waits on: tables 3 and 4 are unfinished.
             assert await page.inner_text("#unfinished") == "Unfinished: 2"
@@ -285,7 +286,7 @@ def test_contrast_formula():
 
 
 def test_labels_names_contrast_keyboard_and_dialog(tmp_path):
-    tables = [FakeTable(KEY, 1), FakeTable(KEY, 2)]
+    tables = [SessionTable(KEY, 1), SessionTable(KEY, 2)]
 
     async def scenario(svc, server):
         async with playwright.async_playwright() as pw:
@@ -367,7 +368,7 @@ def test_labels_names_contrast_keyboard_and_dialog(tmp_path):
 
 
 def test_the_room_reconnects_to_a_restarted_desk(tmp_path):
-    server = StreamTables.serve_tcp([FakeTable(KEY, 1)])
+    server = StreamTables.serve_tcp([SessionTable(KEY, 1)])
     path = str(tmp_path / "d.sqlite")
     first = Service(path, KEY, links=[server.url], broker="off", http_port=0)
 
@@ -472,7 +473,7 @@ def test_lan_needs_the_token_and_other_origins_are_refused(tmp_path):
 # --- what the service keeps for the page ----------------------------------------------------
 
 def test_watch_turn_length_tardiness_and_sync_history(tmp_path):
-    t1, t2 = FakeTable(KEY, 1), FakeTable(KEY, 2)
+    t1, t2 = SessionTable(KEY, 1), SessionTable(KEY, 2)
     room = Room(str(tmp_path / "r.sqlite"), KEY, [t1, t2])
     for t in (t1, t2):
         t.hello()
@@ -531,11 +532,11 @@ def test_every_alert_the_desk_raises_has_its_text_in_each_language():
 def test_the_head_judge_confirms_a_carried_penalty_from_the_room(tmp_path):
     # KR: a match loss after the match awaits the head judge; the room lists it with its
     # buttons, in the page's language; Confirm asks first, then the desk has it ready.
-    tables = {n: FakeTable(KEY, n) for n in (1, 2)}
+    tables = {n: SessionTable(KEY, n) for n in (1, 2)}
 
     async def scenario(svc, server):
         base = "http://127.0.0.1:%d" % svc.http_port
-        # Both heard first: the rules message FakeTable takes its rules from is not lost.
+        # Both heard first: the rules message SessionTable takes its rules from is not lost.
         await until(lambda: _all(lambda: len(svc.desk.store.tables()) == 2), "both tables",
                     timeout_s=30)
         svc.desk.run("judge", "start_round", {"round": 1, "rules": "KR", "pairings": [

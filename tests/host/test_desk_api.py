@@ -6,7 +6,7 @@ import json
 import aiohttp
 
 from tests.host.desk_rig import run_desk, until
-from tests.host.fake_table import FakeTable, short_match
+from tests.host.tables import SessionTable, short_match
 
 KEY = bytes(range(32))
 
@@ -26,7 +26,7 @@ async def next_event(stream, kind, match):
 
 
 def test_api_commands_refusals_events_and_csv(tmp_path):
-    tables = [FakeTable(KEY, 1), FakeTable(KEY, 2)]
+    tables = [SessionTable(KEY, 1), SessionTable(KEY, 2)]
 
     async def scenario(svc, server):
         base = "http://127.0.0.1:%d/api/" % svc.http_port

@@ -5,7 +5,8 @@ import pytest
 
 from duelclock_desk.client import status_lines
 from duelclock_desk.desk import CommandError
-from tests.host.fake_table import FakeTable, Room, short_match
+from tests.core.ramstore import ListJournal
+from tests.host.tables import RESEND_MS, STATE_MS, SessionTable, Room, short_match
 
 KEY = bytes(range(32))
 ROUND1 = [[1, "Kim Minsu", "Budi Santoso"], [2, "Lee Jiwoo", "Sari Dewi"]]
@@ -17,7 +18,7 @@ AFTER = {"t": 400000, "ev": "penalty", "p": "B", "kind": "match_loss", "code": "
 
 
 def room(tmp_path):
-    tables = [FakeTable(KEY, t) for t in (1, 2)]
+    tables = [SessionTable(KEY, t) for t in (1, 2)]
     r = Room(str(tmp_path / "desk.sqlite"), KEY, tables)
     for t in tables:
         t.hello()
@@ -35,7 +36,7 @@ def play_round(r, after=(AFTER,)):
     """Table 1: A wins 2-0 and then B gets `after`; table 2: a plain 2-0."""
     r.tables[1].play(short_match() + list(after), r.local(1))
     r.tables[2].play(short_match(), r.local(2))
-    r.run(2 * r.tables[1].resend_every_ms)
+    r.run(2 * RESEND_MS)
     assert r.store.result(1, r.desk.round["round"])["verified"] == "ok"
 
 
@@ -61,12 +62,9 @@ def test_id_carries_a_match_loss_after_the_match_to_the_players_next_table(tmp_p
     [c] = r.desk.status()["carries"]
     assert (c["state"], c["round"], c["tbl"], c["p"]) == ("sent", 2, 2, "A")
     assert "into round 2 table 2 as A" in status_lines(r.desk.status())[-1]
-    # Recorded by the table before duel 1 (FakeTable takes what the firmware would record):
+    # Recorded by the table itself when the round came (core/ui.py carry), before duel 1:
     # the match is Sari's, and the desk marks the penalty as carried.
-    t = r.tables[2]
-    t.play([{"t": 1000, "ev": "penalty", "p": "A", "kind": "match_loss", "code": "unsporting",
-             "judge": "head"}], r.local(2))
-    r.run(2 * t.resend_every_ms)
+    r.run(2 * RESEND_MS)
     assert r.store.result(2, 2)["result"] == "B"
     assert r.store.penalties(2, 2) == [{"p": "A", "kind": "match_loss", "code": "unsporting",
                                         "after_match": False, "carried_from": 1}]
@@ -121,12 +119,9 @@ def test_a_table_that_missed_the_round_gets_its_carried_penalty_with_it(tmp_path
     r = room(tmp_path)
     start(r, 1, ROUND1)
     play_round(r)
-    r.tables[2].round = None                          # as if it rebooted without a journal
-    r.tables[2].record = []
     start(r, 2, ROUND2)
-    r.tables[2].round = None
-    r.tables[2]._next_state = 0
-    r.run(6000)                                       # its round-0 state: the round again
+    r.tables[2].reboot(ListJournal())                 # rebooted without a journal: round 0
+    r.run(2 * STATE_MS)                               # its round-0 states: the round again
     assert pens(r.tables[2]) == [{"p": "A", "kind": "match_loss", "code": "unsporting"}]
 
 

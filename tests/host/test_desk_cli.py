@@ -15,7 +15,7 @@ import pytest
 from duelclock.core.wire import SEQ_BOOT
 from duelclock_desk import cli
 from duelclock_desk.broker import free_port
-from tests.host.fake_table import FakeTable, StreamTables, short_match
+from tests.host.tables import SessionTable, StreamTables, short_match
 
 
 def wait_for(cond, timeout_s=10.0, what="condition"):
@@ -66,7 +66,7 @@ def room(tmp_path):
     assert cli.main(["keygen", "--out", str(tmp_path / "key")]) == 0
     assert oct(os.stat(tmp_path / "key").st_mode & 0o777) == "0o600"
     key = bytes.fromhex((tmp_path / "key").read_text().strip())
-    tables = [FakeTable(key, n) for n in (1, 2)]
+    tables = [SessionTable(key, n) for n in (1, 2)]
     server = StreamTables.serve_tcp(tables)
     yield tables, server
     server.stop()

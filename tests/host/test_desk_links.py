@@ -11,7 +11,7 @@ from duelclock.core.wire import MAX_LINE_BYTES
 from duelclock_desk.api import Service
 from duelclock_desk.links import MqttLink, SerialLink, open_link
 from duelclock_desk.store import Store
-from tests.host.fake_table import FakeTable, StreamTables, short_match
+from tests.host.tables import SessionTable, StreamTables, short_match
 from tests.host.desk_rig import run_desk, until
 
 KEY = bytes(range(32))
@@ -28,8 +28,8 @@ def test_links_are_chosen_by_url_scheme():
 
 
 def test_a_round_over_a_pty_and_a_socket_at_once(tmp_path):
-    pty_tables = [FakeTable(KEY, n) for n in (1, 2)]
-    tcp_tables = [FakeTable(KEY, n) for n in (3, 4)]
+    pty_tables = [SessionTable(KEY, n) for n in (1, 2)]
+    tcp_tables = [SessionTable(KEY, n) for n in (3, 4)]
     on_pty = StreamTables.on_pty(pty_tables, ppm=80, offset_ms=40000)
     on_tcp = StreamTables.serve_tcp(tcp_tables, ppm=-60, offset_ms=-5000)
     everyone = pty_tables + tcp_tables
@@ -68,7 +68,7 @@ def test_a_round_over_a_pty_and_a_socket_at_once(tmp_path):
 
 
 def test_a_lost_socket_is_reopened(tmp_path):
-    tables = [FakeTable(KEY, 1)]
+    tables = [SessionTable(KEY, 1)]
 
     async def scenario(svc, server):
         link = svc.desk.links[0]

@@ -13,7 +13,7 @@ from duelclock.core.clock import FIRST
 from duelclock.core.wire import SEQ_BOOT, Encoder
 from duelclock_desk.api import Service
 from duelclock_desk.broker import Mosquitto
-from tests.host.fake_table import FakeTable, MqttTables, short_match
+from tests.host.tables import SessionTable, MqttTables, short_match
 from tests.host.desk_rig import until
 
 KEY = bytes(range(32))
@@ -47,7 +47,7 @@ def run_desk(tmp_path, scenario):
 
 
 def test_round_state_will_and_result_over_mqtt(tmp_path):
-    tables = [FakeTable(KEY, n, budget_ms=20) for n in range(1, 6)]
+    tables = [SessionTable(KEY, n, budget_ms=20) for n in range(1, 6)]
 
     async def scenario(svc):
         room = MqttTables(svc.broker.url, EVENT, tables, ppm=50, offset_ms=9000)
@@ -67,7 +67,7 @@ def test_round_state_will_and_result_over_mqtt(tmp_path):
             assert all(n == 0 for n in svc.desk.drops.values()), svc.desk.drops
             # A table that boots late gets the round re-pushed to it, signed with its own
             # key (nothing is retained, no line is for all tables).
-            late = FakeTable(KEY, 9)
+            late = SessionTable(KEY, 9)
             room2 = MqttTables(svc.broker.url, EVENT, [late])
             try:
                 await until(lambda: late.round, what="re-pushed round")
@@ -81,7 +81,7 @@ def test_round_state_will_and_result_over_mqtt(tmp_path):
 
 
 def test_a_second_desk_without_the_key_changes_nothing(tmp_path):
-    tables = [FakeTable(KEY, n) for n in (1, 2)]
+    tables = [SessionTable(KEY, n) for n in (1, 2)]
 
     async def scenario(svc):
         room = MqttTables(svc.broker.url, EVENT, tables)
@@ -107,7 +107,7 @@ def test_a_second_desk_without_the_key_changes_nothing(tmp_path):
                        for t in tables for m in t.taken)
             assert all(t.round["round"] == 1 and t.extended_ms == 0 for t in tables)
             # A table booting now gets the desk's round 1.
-            late = FakeTable(KEY, 3)
+            late = SessionTable(KEY, 3)
             room2 = MqttTables(svc.broker.url, EVENT, [late])
             try:
                 await until(lambda: late.round, what="the desk's round")
@@ -123,7 +123,7 @@ def test_a_second_desk_without_the_key_changes_nothing(tmp_path):
 
 
 def test_a_1_mb_report_never_reaches_the_desk(tmp_path):
-    tables = [FakeTable(KEY, 1)]
+    tables = [SessionTable(KEY, 1)]
 
     async def scenario(svc):
         room = MqttTables(svc.broker.url, EVENT, tables)
@@ -143,7 +143,7 @@ def test_a_1_mb_report_never_reaches_the_desk(tmp_path):
 
 
 def test_round_start_to_100_tables_through_mosquitto(tmp_path):
-    tables = [FakeTable(KEY, n, budget_ms=20) for n in range(1, 101)]
+    tables = [SessionTable(KEY, n, budget_ms=20) for n in range(1, 101)]
 
     async def scenario(svc):
         room = MqttTables(svc.broker.url, EVENT, tables)
@@ -164,7 +164,7 @@ def test_round_start_to_100_tables_through_mosquitto(tmp_path):
 
 def test_a_desk_restart_over_mqtt_picks_up_what_waited_at_the_broker(tmp_path):
     broker = Mosquitto()                          # the venue's broker: outlives the desk
-    tables = [FakeTable(KEY, n, resend_every_ms=60000) for n in (1, 2)]
+    tables = [SessionTable(KEY, n) for n in (1, 2)]
     room = MqttTables(broker.url, EVENT, tables)
 
     async def first():

@@ -9,7 +9,7 @@ from duelclock.core.sign import table_key
 from duelclock.core.wire import Encoder
 from duelclock_desk import cli
 from duelclock_desk.desk import LATE_MS
-from tests.host.fake_table import FakeTable, Room, short_match
+from tests.host.tables import SessionTable, Room, short_match
 
 KEY = bytes(range(32))
 MIN = 60000
@@ -17,7 +17,7 @@ MIN = 60000
 
 def test_changed_and_late_events_are_shown_before_the_result_is_verified(tmp_path, capsys):
     store = str(tmp_path / "desk.sqlite")
-    r = Room(store, KEY, [FakeTable(KEY, 1)])
+    r = Room(store, KEY, [SessionTable(KEY, 1)])
     r.tables[1].hello()
     r.run(1000)
     r.desk.run("judge", "start_round", {"round": 1})

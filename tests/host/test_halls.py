@@ -1,6 +1,6 @@
 """A venue of several halls (docs/protocol.md, "Several halls"): the desk on its own
 mosquitto, one mosquitto per hall bridged to it (broker.BRIDGE), the tables of a hall on
-their hall's broker. The real desk (Service) and FakeTables (the firmware's core clock).
+their hall's broker. The real desk (Service) and SessionTables (the firmware's core clock).
 
 What must hold: tables sync through the bridge within the Wi-Fi budget; a table that joins a
 hall late gets its round (its hello crosses the bridge, the desk sends the round again); a hall broker killed mid-round and started again, a
@@ -15,7 +15,7 @@ from duelclock.core.clock import FIRST, WIFI_BUDGET_MS
 from duelclock_desk.api import Service
 from duelclock_desk.broker import Mosquitto, free_port
 from tests.host.desk_rig import until
-from tests.host.fake_table import FakeTable, MqttTables, short_match
+from tests.host.tables import SessionTable, MqttTables, short_match
 from tests.host.upy import ROOT
 
 KEY = bytes(range(32))
@@ -56,10 +56,10 @@ def test_halls_bridged_to_the_desk_ride_out_faults(tmp_path):
     via = "mqtt://127.0.0.1:%d" % cut.port
     hall1 = Mosquitto(bridge=(desk_broker.url, EVENT, "hall1"))
     hall2 = Mosquitto(bridge=(via, EVENT, "hall2"))          # its bridge through `cut`
-    t1 = [FakeTable(KEY, n, budget_ms=WIFI_BUDGET_MS) for n in (1, 2, 3)]
-    t2 = [FakeTable(KEY, n, budget_ms=WIFI_BUDGET_MS) for n in (4, 5)]
-    mover = FakeTable(KEY, 6, budget_ms=WIFI_BUDGET_MS)
-    late = FakeTable(KEY, 7, budget_ms=WIFI_BUDGET_MS)
+    t1 = [SessionTable(KEY, n, budget_ms=WIFI_BUDGET_MS) for n in (1, 2, 3)]
+    t2 = [SessionTable(KEY, n, budget_ms=WIFI_BUDGET_MS) for n in (4, 5)]
+    mover = SessionTable(KEY, 6, budget_ms=WIFI_BUDGET_MS)
+    late = SessionTable(KEY, 7, budget_ms=WIFI_BUDGET_MS)
     svc = Service(str(tmp_path / "d.sqlite"), KEY, EVENT, broker=desk_broker.url, http_port=0)
     rooms = []
 

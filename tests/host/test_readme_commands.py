@@ -21,7 +21,7 @@ import urllib.request
 
 import pytest
 
-from tests.host.fake_table import FakeTable, MqttTables, short_match
+from tests.host.tables import SessionTable, MqttTables, short_match
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BIN = os.path.dirname(sys.executable)
@@ -352,7 +352,7 @@ def test_a_judges_round_as_written(repo):
         event = line.split("event ", 1)[1].split(",", 1)[0]
         broker = re.search(r"mqtt://[\d.]+:\d+", line).group(0)
         key = bytes.fromhex((repo / "event.key").read_text().strip())
-        table = FakeTable(key, 17)
+        table = SessionTable(key, 17)
         tables = MqttTables(broker, event, [table])
         _until(tables.all_connected, "table 17 on the desk's broker")
         out = sh("duelclock round start --round 3 --tables 1-40 --pairings round3.csv", repo)

@@ -22,6 +22,16 @@ class RecordError(Exception):
     """The input is not a match record at all (replay exits non-zero)."""
 
 
+class JournalFull(Exception):
+    """No room for the event even after deleting every collected match. The event is
+    not written; `uncollected` lists the match ids the desk still has to collect."""
+
+    def __init__(self, uncollected):
+        super().__init__("journal full: %d match(es) not collected by the desk"
+                         % len(uncollected))
+        self.uncollected = uncollected
+
+
 def _is_int(v):
     # bool is not an int here (CPython makes it a subclass; MicroPython does not).
     return type(v) is int

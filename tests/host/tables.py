@@ -1,21 +1,22 @@
-"""Duel tables at protocol level, for the desk's tests, the simulator and the benches.
-
-A FakeTable speaks docs/protocol.md with the real core: wire.Encoder/Decoder, clock.Clock,
-match.Match. It says hello, sends its state on change and every few seconds, syncs its
-clock, takes the desk's commands, plays a scripted match, and at match end sends its record
-and result, again and again until the desk acks them. It never reads a clock itself: the
-caller passes local ms (a table's own ticks, drift and all) to every call.
+"""Duel tables at protocol level for the desk's tests, the simulator and the benches: the
+firmware's own session (duelclock/core/session.py, with the real Ui, rules engine, wire and
+clock) with a list for a journal, driven in-process. This module adds only transport and
+scripted play; it never answers the desk itself. The caller passes local ms (a table's own
+ticks, drift and all) to every call.
 
     table.feed(bytes, local_ms)   desk -> table bytes (any chunking)
-    table.tick(local_ms)          what is due: sync request, periodic state, resends
-    table.play(events, local_ms)  scripted match events (t: ms since the round start)
+    table.tick(local_ms)          what is due: sync request, state, record, result, resends
+    table.play(events, local_ms)  scripted match events (t: ms since the round start),
+                                  recorded through the Ui as confirmed entries
     table.take()                  [(k, line)] to send to the desk, oldest first
+    table.hello(battery)          a link came up
 
 Drivers put tables on a wire:
     Room          desk + tables through an in-memory link on one simulated clock (no threads)
     StreamTables  tables on a byte stream (TCP socket server, pty master) in real time
     MqttTables    tables as MQTT clients (one client each, last will "offline")
 """
+import json
 import os
 import select
 import socket
@@ -24,17 +25,16 @@ import time
 
 from paho.mqtt import client as mqtt
 
-from duelclock.core.clock import SERIAL_BUDGET_MS, Clock
-from duelclock.core.match import Match
-from duelclock.core.record import RULE_SETS, check_event
-from duelclock.core.sign import canonical, table_key
-from duelclock.core.wire import MAX_LINE_BYTES, Decoder, Encoder
+from duelclock.core.clock import SERIAL_BUDGET_MS
+from duelclock.core.record import check_event
+from duelclock.core.session import Session
+# The session's timing: private consts there (compiled away on a board), read on CPython.
+from duelclock.core.session import _RESEND_MS as RESEND_MS, _STATE_MS as STATE_MS  # noqa: F401
+from duelclock.core.sign import Key, signed_line, table_key
 from duelclock_desk.desk import Desk, fingerprint
-from duelclock_desk.links import Link
+from duelclock_desk.links import Framer, Link
 from duelclock_desk.store import Store
-
-SIG_BYTES = len(',"sig":""') + 64 + 1       # what signing adds to the canonical body, "\n" in
-COMMAND_KINDS = ("round", "pause", "resume", "extend", "rules", "ack")
+from tests.core.ramstore import ListJournal, MemFiles
 
 
 def short_match(first="A"):
@@ -51,42 +51,81 @@ def short_match(first="A"):
     ]
 
 
-class FakeTable:
-    """One table. Thread-safe (a lock per table), so a driver thread and a test can share it.
-    `lie` ({"result", "wins"}) makes it report a result its record does not give.
-    `key` is the event key: the table keeps only its own, table_key(key, tbl), as deploy
-    gives a board."""
+def _addressee(line):
+    """The table a desk line is for, or None (not a desk line: every table gets it). The
+    drivers hand each table only its own lines, as its own port or topic would."""
+    try:
+        return json.loads(line).get("tbl")
+    except ValueError:
+        return None
+
+
+def _kind(line):
+    at = line.index(b'"k":"') + 5
+    return line[at:line.index(b'"', at)].decode()
+
+
+class SessionTable:
+    """One table: a core Session on a ListJournal and MemFiles, its lines queued for take().
+    Thread-safe (a lock per table), so a driver thread and a test can share it. `key` is the
+    event key: the table keeps only its own, table_key(key, tbl), as deploy gives a board.
+    `seen` ({0: seq}) is the desk's last command seq a table kept from an earlier boot.
+    What the test reads (taken, round, rules, acked, sync_replies) is watched on the way in.
+    `lie` ({"result", "wins"}): its result lines are rewritten so and signed again with its
+    key, a table reporting a result its record does not give."""
 
     def __init__(self, key, tbl, boot=1, seen=None, budget_ms=SERIAL_BUDGET_MS,
-                 state_every_ms=5000, resend_every_ms=3000, board="FAKE", fw="0.0-test"):
+                 board="FAKE", fw="0.0-test"):
         self.tbl = tbl
         self.board, self.fw = board, fw
-        own = table_key(key, tbl)
-        self.enc = Encoder(own, boot, tbl)
-        self.dec = Decoder(own, tbl, seen)
-        self.clock = Clock(budget_ms)
-        self.state_every_ms = state_every_ms
-        self.resend_every_ms = resend_every_ms
-        self.taken = []           # desk commands taken (not sync), as received
-        self.round = None         # the last round message taken (fields)
-        self.rules = None
-        self.extended_ms = 0
-        self.match = None
-        self.record = []          # the match record: round_start first
-        self.result = None        # (result, wins) reported
-        self.acked = None         # (round, events) of the desk's last ack
+        self.key = table_key(key, tbl)
+        self.boot, self.budget_ms = boot, budget_ms
+        self.journal = ListJournal()
+        self.files = MemFiles()
+        if seen:
+            self.files.write("seen", str(seen[0]))
         self.lie = None
         self.sync_replies = 0
-        self._sync_seq = None     # seq of the outstanding sync request
-        self._next_state = 0
-        self._next_resend = None
         self._out = []
         self._lock = threading.RLock()
+        self._start()
 
-    # --- what the table says ----------------------------------------------------------------
+    def _start(self):
+        """Power on: a new session from what the journal and the files hold."""
+        self.taken = []           # desk commands taken (not sync), as received
+        s = self.session = Session(self.key, self.tbl, self.boot, self.journal, self.files,
+                                   self._queue, self.budget_ms, None, "en")
+        sample, handle = s.clock.sample, s.handle
 
-    def _send(self, k, fields):
-        self._out.append((k, self.enc.build(k, fields)))
+        def counted(*stamps):
+            self.sync_replies += 1
+            sample(*stamps)
+
+        def watched(msg, local_ms):
+            if msg["k"] != "sync":
+                self.taken.append(msg)
+            handle(msg, local_ms)
+        s.clock.sample, s.handle = counted, watched
+
+    def reboot(self, journal=None):
+        """Power off and on (boot + 1), with `journal` in place of the old one if given."""
+        with self._lock:
+            self.boot += 1
+            if journal is not None:
+                self.journal = journal
+            self._start()
+
+    def _queue(self, line, kind):
+        k = _kind(line)
+        if k == "result" and self.lie:
+            msg = json.loads(line)
+            del msg["sig"]
+            msg.update(self.lie)
+            line = signed_line(msg, Key(self.key))
+        self._out.append((k, line))
+        return True
+
+    # --- the session's calls ----------------------------------------------------------------
 
     def take(self):
         with self._lock:
@@ -95,139 +134,97 @@ class FakeTable:
 
     def hello(self, battery=None):
         with self._lock:
-            fields = {"board": self.board, "fw": self.fw}
-            if battery is not None:
-                fields["battery"] = battery
-            self._send("hello", fields)
-
-    def desk_ms(self, local_ms):
-        return self.clock.desk_now_ms(local_ms)
-
-    def state_fields(self, local_ms):
-        m = self.match
-        fields = {"round": self.round["round"] if self.round else 0,
-                  "phase": m.phase() if m else "waiting",
-                  "duel": (len(m.duels) + (1 if m.in_duel else 0)) if m else 0,
-                  "wins": dict(m.wins) if m else {"A": 0, "B": 0},
-                  "lp": dict(m.lp) if m else {"A": 8000, "B": 8000},
-                  "turn": m.turn if m else 0, "remaining_ms": self.remaining_ms(local_ms)}
-        if self.clock.synced:
-            # A driver thread may pass a local time read just before another thread took
-            # a sync reply: never a negative age.
-            fields["sync_age_ms"] = max(0, self.clock.age_ms(local_ms))
-            fields["sync_err_ms"] = int(self.clock.error_ms(local_ms) + 0.5)
-        return fields
-
-    def remaining_ms(self, local_ms):
-        if not self.round:
-            return 0
-        limit = self.round["limit_s"] * 1000 + self.extended_ms
-        now = self.desk_ms(local_ms)
-        return limit if now is None else limit - max(0, now - self.round["start_ms"])
-
-    def tick(self, local_ms):
-        """Send what is due at local_ms."""
-        with self._lock:
-            if self.clock.next_exchange_in_ms(local_ms) == 0:
-                self._sync_seq = self.enc.seq
-                self._send("sync", {"t1": local_ms})
-                self.clock.sent(local_ms)
-            if local_ms >= self._next_state:
-                self._send("state", self.state_fields(local_ms))
-                self._next_state = local_ms + self.state_every_ms
-            if self._next_resend is not None and local_ms >= self._next_resend:
-                self._send_record()
-                self._next_resend = local_ms + self.resend_every_ms
-
-    # --- what the desk says -----------------------------------------------------------------
+            self.session.hello(self.board, self.fw, battery)
 
     def feed(self, data, local_ms):
         with self._lock:
-            for msg in self.dec.feed(data):
-                self._take(msg, local_ms)
+            self.session.feed(data, local_ms)
 
-    def _take(self, msg, local_ms):
-        k = msg["k"]
-        if k == "sync":
-            if msg["re"] == self._sync_seq:
-                self._sync_seq = None
-                self.clock.sample(msg["t1"], msg["t2"], msg["t3"], local_ms)
-                self.sync_replies += 1
-            return
-        self.taken.append(msg)
-        if k == "round":
-            self._round(msg)
-        elif k == "extend":
-            self.extended_ms += msg["ms"]
-        elif k == "rules":
-            self.rules = msg["name"]
-        elif k == "ack":
-            self.acked = (msg["round"], msg["events"])
-            if self.round and msg["round"] == self.round["round"] \
-                    and msg["events"] == len(self.record):
-                self._next_resend = None
-        self._next_state = 0                        # a change: state at the next tick
-
-    def _round(self, msg):
-        fields = {k: v for k, v in msg.items() if k not in ("v", "k", "seq", "tbl")}
-        same = self.round is not None and self.round["round"] == fields["round"]
-        self.round = fields
-        if same:
-            return                                  # names or a late copy: the match goes on
-        start = {"t": 0, "ev": "round_start"}
-        for k in ("round", "kind", "limit_s", "cap_s", "extra_turns", "seating"):
-            start[k] = fields[k]
-        if self.rules in RULE_SETS:
-            start["rules"] = self.rules
-        self.record = [start]
-        self.match = Match(start)
-        self.result, self.extended_ms, self._next_resend = None, 0, None
-
-    # --- the match --------------------------------------------------------------------------
+    def tick(self, local_ms):
+        with self._lock:
+            self.session.tick(local_ms)
 
     def play(self, events, local_ms=0):
-        """Record and apply scripted events; those the rules refuse are left out of the
-        record, as a board does, and returned as [(event, why)]. At match end send the
-        record and the result (and again every resend_every_ms until acked)."""
+        """Scripted entries, each confirmed through the Ui (checked, journalled, applied) as
+        its keys would; those the rules refuse are left out, as on a board, and returned as
+        [(event, why)]. Then what is due at local_ms goes out."""
         refused = []
         with self._lock:
+            ui = self.session.ui
             for ev in events:
-                why = check_event(ev) or self.match.apply(ev)
+                why = check_event(ev) or ui.match.check(ev)
                 if why is None:
-                    self.record.append(ev)
+                    assert ui.record(ev), ui.message
                 else:
                     refused.append((ev, why))
-            self._next_state = 0
-            if self.match.over and self.result is None:
-                v = self.match.verdict()
-                self.result = self.lie or {"result": v["result"], "wins": v["wins"]}
-                self._next_resend = local_ms
+            self.session.state_check_at = 0
+            self.session.tick(local_ms)
         return refused
 
-    def _send_record(self):
-        r, total = self.round["round"], len(self.record)
-        for first, events in self.chunks():
-            self._send("record", {"round": r, "first": first, "events": events, "total": total})
-        self._send("result", {"round": r, "result": self.result["result"],
-                              "wins": self.result["wins"], "events": total})
+    # --- what a test reads --------------------------------------------------------------------
 
-    def chunks(self):
-        """[(first, events)] of the record, each as many events as fit one line."""
-        out, i, total = [], 0, len(self.record)
-        base = len(canonical({"v": 1, "k": "record", "tbl": self.tbl, "seq": self.enc.seq + total,
-                              "round": self.round["round"], "first": total, "events": [],
-                              "total": total})) + SIG_BYTES
-        while i < total:
-            size, n = base, 0
-            while i + n < total and n < 64:
-                grow = len(canonical(self.record[i + n])) + (1 if n else 0)
-                if size + grow > MAX_LINE_BYTES + 1:
-                    break
-                size += grow
-                n += 1
-            out.append((i, self.record[i:i + n]))
-            i += n
-        return out
+    @property
+    def ui(self):
+        return self.session.ui
+
+    @property
+    def match(self):
+        return self.session.ui.match
+
+    @property
+    def clock(self):
+        return self.session.clock
+
+    @property
+    def enc(self):
+        return self.session.enc
+
+    @property
+    def dec(self):
+        return self.session.dec
+
+    def desk_ms(self, local_ms):
+        return self.session.clock.desk_now_ms(local_ms)
+
+    @property
+    def record(self):
+        """The current match's events, round_start first."""
+        return self.journal.current()
+
+    @property
+    def result(self):
+        """{"result", "wins"} once the match is over (what the table reports), else None."""
+        m = self.match
+        return None if m is None or not m.over else {"result": m.result, "wins": dict(m.wins)}
+
+    @property
+    def extended_ms(self):
+        """Time the desk gave this match (extensions, pauses given back), as recorded."""
+        return sum(ev["ms"] for ev in self.record if ev["ev"] == "extend")
+
+    def _last(self, k):
+        for msg in reversed(self.taken):
+            if msg["k"] == k:
+                return msg
+        return None
+
+    @property
+    def round(self):
+        """The last round message taken (its fields), or None."""
+        msg = self._last("round")
+        return None if msg is None else {k: v for k, v in msg.items()
+                                         if k not in ("v", "k", "seq", "tbl")}
+
+    @property
+    def rules(self):
+        msg = self._last("rules")
+        return None if msg is None else msg["name"]
+
+    @property
+    def acked(self):
+        """(round, events) of the desk's last ack, or None."""
+        msg = self._last("ack")
+        return None if msg is None else (msg["round"], msg["events"])
 
 
 # --- an in-memory room: the desk and tables on one simulated clock -------------------------
@@ -244,7 +241,7 @@ class MemoryLink(Link):
 
 
 class Room:
-    """A Desk (real store in `path`) and FakeTables on one in-memory link, simulated time:
+    """A Desk (real store in `path`) and SessionTables on one in-memory link, simulated time:
     `t` is desk ms; table n's local ms = t * (1 + ppm[n] / 1e6) + offset[n].
     `to_desk(lines)` may drop, reorder or duplicate what the tables send (default: as is)."""
 
@@ -269,8 +266,10 @@ class Room:
         for _ in range(1000):
             down, self.link.to_tables = self.link.to_tables, []
             for line in down:
+                to = _addressee(line)
                 for t in self.tables.values():
-                    t.feed(line, self.local(t.tbl))
+                    if to is None or to == t.tbl:
+                        t.feed(line, self.local(t.tbl))
             up = []
             for t in self.tables.values():
                 up += [line for _, line in t.take()]
@@ -305,9 +304,10 @@ class _Clocked:
 
 
 class StreamTables(_Clocked):
-    """FakeTables on one byte stream, in a thread: a TCP server (`serve_tcp`, the desk
-    connects with socket://127.0.0.1:PORT and may reconnect) or a pty (`on_pty`, the desk
-    opens `path`). Each table says hello when the desk connects."""
+    """SessionTables on one byte stream (each fed only its own lines), in a thread: a TCP
+    server (`serve_tcp`, the desk connects with socket://127.0.0.1:PORT and may reconnect)
+    or a pty (`on_pty`, the desk opens `path`). Each table says hello when the desk
+    connects."""
 
     TICK_S = 0.005
 
@@ -316,6 +316,7 @@ class StreamTables(_Clocked):
         self.tables = list(tables)
         self.url = self.path = None
         self.connections = 0
+        self._framer = Framer()
         self._stop = threading.Event()
         self._thread = None
 
@@ -354,9 +355,12 @@ class StreamTables(_Clocked):
 
     def _pump(self, data, write):
         local = self.local_ms()
+        for line in self._framer.feed(data) if data else ():
+            to = _addressee(line)
+            for t in self.tables:
+                if to is None or to == t.tbl:
+                    t.feed(line + b"\n", local)
         for t in self.tables:
-            if data:
-                t.feed(data, local)
             t.tick(local)
         out = b"".join(line for t in self.tables for _, line in t.take())
         if out:
@@ -395,7 +399,7 @@ class StreamTables(_Clocked):
 
 
 class MqttTables(_Clocked):
-    """FakeTables as MQTT clients of `url` (mqtt://host:port), one client each with the last
+    """SessionTables as MQTT clients of `url` (mqtt://host:port), one client each with the last
     will "offline" on its state topic; a thread ticks them all."""
 
     TICK_S = 0.005

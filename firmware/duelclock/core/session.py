@@ -1,0 +1,339 @@
+# The table's desk session, sans I/O: bytes and local ms in, lines out. Pure: the app (and the
+# tests' tables, tests/host/tables.py) own the link, the flash and the ticks.
+#
+#   feed(bytes, local_ms)   the desk's lines (any chunking): commands to the Ui, sync replies
+#                           to the Clock; returns the messages taken (any: look at the screen)
+#   tick(local_ms)          what is due: a sync request, the state, record, the result
+#   hello(board, fw, pct)   a link came up: hello, and what the desk has not acked goes again
+#   ui.save = save(ev)      the Ui confirms an event only once this returned: journalled
+#                           (or held in RAM while the journal is full)
+#
+# The record cursor, over the current match's events (acked <= sent <= total):
+#
+#   0 ......... acked ......... sent ......... total
+#   | the desk holds | sent, no ack | not sent yet |
+#
+#   save(ev)          total + 1; a round_start begins a new match: everything 0
+#   tick, sent<total  a record message of up to _RECORD_BATCH events from `sent`
+#   tick, over        once sent == total: the result (sent again with a resend)
+#   _RESEND_MS after the last record without an ack: sent = acked, the result again
+#   ack{events}       acked = max(acked, min(events, total)); over and all held: the
+#                     journal marks the match collected
+#   hello             sent = acked (a new link: the desk may have missed some)
+#
+# The state goes out when it changed (looked at every _STATE_CHECK_MS, and at once after a
+# command or an event, or once state_check_at is set to 0) and every _STATE_MS; RUNNING
+# fields are no change.
+#
+# What it is given (duck-typed):
+#   journal  start_match(round_start) -> id, append(ev): raise JournalFull (core/record.py)
+#            when the flash is full, another OSError when it fails; export(id) -> the
+#            match's JSON lines; mark_collected(id); recover(on_line) -> .match_id, .dropped
+#   files    read(name, number) -> [numbers] or None; write(name, text), never raising:
+#            "seen" (the desk's last command seq) and "drift" (the settled ppm, once a boot)
+#   send     send(line, kind) -> True once the link took it; kind "state" (latest wins) or
+#            "report"
+import json
+
+try:
+    from micropython import const
+except ImportError:           # plain CPython (the desk's venv has Blinka's shim)
+    def const(x):
+        return x
+
+from duelclock.core.clock import Clock
+from duelclock.core.lang import tr
+from duelclock.core.record import JournalFull, parse_line
+from duelclock.core.rules import START_LP
+from duelclock.core.ui import Ui
+from duelclock.core.wire import Encoder, Decoder
+
+# Private consts (compiled into the code, no module names on a board; the tests read them
+# on CPython, tests/host/tables.py).
+_STATE_MS = const(5000)
+_STATE_CHECK_MS = const(250)    # a state that changed by itself (time, lockout) is seen this
+                                # soon; a dict each link tick was 120 KB/s of garbage (issue 13)
+_RECORD_BATCH = const(12)       # events per record message: well inside 1024 bytes
+_RESEND_MS = const(10000)       # unacknowledged record: sent again after this long
+# Change every ms, or with every line an attacker sends: not a "change", sent every _STATE_MS.
+RUNNING = ("remaining_ms", "sync_age_ms", "sync_err_ms", "drops")
+
+
+class Session:
+    """One table's side of docs/protocol.md. `key`: the table's own key (table_key), `boot`:
+    its boot counter (seqs stay above every earlier boot's), `budget_ms`: the Clock's,
+    `pins` and `lang`: the Ui's (the judges' PIN hashes, the first language)."""
+
+    def __init__(self, key, tbl, boot, journal, files, send, budget_ms, pins, lang):
+        self.journal = journal
+        self.files = files
+        self.send = send
+        self.enc = Encoder(key, boot, tbl)
+        seen = files.read("seen", int)
+        self.dec = Decoder(key, tbl, seen={0: seen[0]} if seen else None)
+        drift = files.read("drift", float)
+        self.clock = Clock(budget_ms, drift_ppm=drift[0] if drift else None)
+        self.drift_saved = False      # this boot's drift is on flash (one write a boot)
+        self.ui = Ui(tbl, self.save, pins, lang)
+        self.match_id = None
+        self.start_ms = None          # desk time the current round started
+        self.total = 0                # events in the current match (journal + unsaved)
+        self.unsaved = []             # its newest events, in RAM only: the flash is full
+        self.journal_full = False
+        self.acked = 0                # events the desk holds
+        self.sent = 0                 # events sent (acked <= sent <= total)
+        self.sent_at = 0
+        self.result_sent = False
+        self.sync_seq = None          # the sync request a reply is due for
+        self.state_due = 0
+        self.state_check_at = 0       # local ms: look at the state again (0: at once)
+        self.last_state = None
+        self._recover()
+
+    def _recover(self):
+        rec = self.journal.recover(self._restore)
+        self.match_id = rec.match_id
+        if rec.dropped:
+            self.ui.say("journal: %d record(s) dropped" % len(rec.dropped))
+
+    def _restore(self, line):
+        ev = parse_line(line)[0]
+        if ev is not None:
+            if ev["ev"] == "round_start":
+                self.start_ms = ev.get("start_ms")
+            self.ui.restore(ev)
+            self.total += 1
+
+    def round_ms(self, local_ms):
+        """Desk ms since the round started, or None (no sync yet, or no round)."""
+        desk = self.clock.desk_now_ms(local_ms)
+        if desk is None or self.start_ms is None:
+            return None
+        return desk - self.start_ms
+
+    # --- the journal is the only way an event is confirmed --------------------------------
+    #
+    # Journal full (flash exhausted, nothing collected left to delete): the match goes on.
+    # The event is confirmed and shown, but held in RAM (`unsaved`) after the journalled
+    # ones: the app keeps telling the players to keep a paper record (the rules' record
+    # then) and to call a judge, the state report carries journal_full to the desk, and the
+    # record messages carry the RAM events too, so the desk holds them. Each later event
+    # first tries to write the held ones, oldest first. Nothing already on flash is touched
+    # (the journal deletes collected matches only). A power cut while full loses what the
+    # desk has not received: that is what the paper record is for.
+
+    def save(self, ev):
+        if ev["ev"] == "round_start":
+            self.match_id = None
+            self.unsaved = []
+            self.total, self.acked, self.sent = 0, 0, 0
+            self.result_sent = False
+        self.unsaved.append(dict(ev))
+        self.total += 1
+        try:
+            self._write_unsaved()
+        except OSError:                   # not JournalFull: the event is not confirmed
+            self.unsaved.pop()
+            self.total -= 1
+            raise
+        self.state_due = 0
+
+    def _write_unsaved(self):
+        """Journal the events held in RAM, oldest first, until done or the flash is full."""
+        try:
+            while self.unsaved:
+                ev = self.unsaved[0]
+                if self.match_id is None:
+                    self.match_id = self.journal.start_match(ev)
+                else:
+                    self.journal.append(ev)
+                self.unsaved.pop(0)
+        except JournalFull:
+            if not self.journal_full:
+                self.journal_full = True
+                self.ui.say(tr("flash_full", self.ui.lang))
+            return
+        self.journal_full = False
+
+    # --- from the desk --------------------------------------------------------------------
+
+    def feed(self, data, local_ms):
+        msgs = self.dec.feed(data)
+        for msg in msgs:
+            self.handle(msg, local_ms)
+        return msgs
+
+    def handle(self, msg, local_ms):
+        k = msg["k"]
+        self.state_check_at = 0                         # a command's effect: reported at once
+        if k == "sync":
+            if msg["re"] == self.sync_seq:
+                self.clock.sample(msg["t1"], msg["t2"], msg["t3"], local_ms)
+                self.sync_seq = None
+                if self.clock.drift_settled and not self.drift_saved:
+                    self.files.write("drift", "%.1f" % self.clock.drift_ppm)
+                    self.drift_saved = True
+            return
+        seq = self.dec.last_seq(0)
+        if seq is not None:
+            self.files.write("seen", str(seq))
+        getattr(self, "_cmd_" + k)(msg, local_ms)
+
+    def _cmd_round(self, msg, local_ms):
+        ui = self.ui
+        m = ui.match
+        names = msg.get("names")
+        if m is None or m.round_no != msg["round"] or self.start_ms != msg["start_ms"]:
+            ev = {"t": 0, "ev": "round_start", "round": msg["round"], "kind": msg["kind"],
+                  "limit_s": msg["limit_s"], "cap_s": msg["cap_s"],
+                  "extra_turns": msg["extra_turns"], "seating": msg["seating"],
+                  "rules": msg.get("rules", "ID"), "start_ms": msg["start_ms"]}
+            self.start_ms = msg["start_ms"]
+            try:
+                ui.start_round(ev, (names["A"], names["B"]) if names else None, msg.get("lang"),
+                               ui.extend_ok)
+            except OSError as e:
+                ui.say(tr("not_saved", ui.lang, str(e)))
+        else:
+            if names:
+                ui.names = (names["A"], names["B"])
+            if msg.get("lang"):
+                ui.lang = msg["lang"]
+        for pen in msg.get("pens", ()):
+            ui.carry(pen, self.round_ms(local_ms) or 0)
+
+    def _cmd_pause(self, msg, local_ms):
+        if self.start_ms is not None:
+            self.ui.pause(msg["at_ms"] - self.start_ms)
+
+    def _cmd_resume(self, msg, local_ms):
+        if self.start_ms is not None:
+            self.ui.resume(msg["at_ms"] - self.start_ms)
+
+    def _cmd_extend(self, msg, local_ms):
+        m = self.ui.match
+        if m is not None and m.round_no == msg["round"]:
+            # Never before the match's last event: with no desk time yet (the desk's re-push
+            # after a reboot comes before the first sync), or an estimate that stepped back,
+            # it would be refused as out of order, and the desk's extension lost.
+            t = self.round_ms(local_ms)
+            last = m.now_ms or 0
+            self.ui.given(last if t is None or t < last else t, msg["ms"])
+
+    def _cmd_rules(self, msg, local_ms):
+        self.ui.extend_ok = msg["settings"].get("extend_ok") is True
+
+    def _cmd_ack(self, msg, local_ms):
+        m = self.ui.match
+        if m is None or m.round_no != msg["round"]:
+            return
+        self.acked = max(self.acked, min(msg["events"], self.total))
+        if m.over and self.acked == self.total and self.match_id is not None \
+                and not self.unsaved:
+            try:
+                self.journal.mark_collected(self.match_id)
+            except OSError:
+                pass          # flash full or failing: the mark waits for the next ack
+
+    # --- to the desk ----------------------------------------------------------------------
+
+    def _send(self, k, fields, kind="report"):
+        return self.send(self.enc.build(k, fields), kind)
+
+    def hello(self, board, fw, battery_pct):
+        fields = {"board": board, "fw": fw}
+        if battery_pct is not None:
+            fields["battery"] = battery_pct
+        self._send("hello", fields)
+        self.sent = self.acked                          # the desk may have missed some
+
+    def state(self, local_ms):
+        m = self.ui.match
+        fields = {"round": 0, "phase": "waiting", "duel": 0, "wins": {"A": 0, "B": 0},
+                  "lp": {"A": START_LP, "B": START_LP}, "turn": 0, "remaining_ms": 0}
+        if m is not None:
+            t = self.round_ms(local_ms)
+            fields = {"round": m.round_no, "phase": m.phase(),
+                      "duel": len(m.duels) + (1 if m.in_duel else 0),
+                      "wins": dict(m.wins), "lp": dict(m.lp), "turn": m.turn if m.in_duel else 0,
+                      "remaining_ms": m.limit_ms - (t if t is not None else (m.now_ms or 0))}
+        if self.ui.judge_called:
+            fields["judge"] = True
+        if self.ui.locked_ms():
+            fields["locked"] = True
+        drops = sum(self.dec.drops.values())
+        if drops:
+            fields["drops"] = drops
+        if self.journal_full:
+            fields["journal_full"] = True
+        age = self.clock.age_ms(local_ms)
+        if age is not None:
+            fields["sync_age_ms"] = max(0, age)
+            fields["sync_err_ms"] = int(self.clock.error_ms(local_ms) + 0.5)
+        return fields
+
+    def tick(self, now):
+        """What is due at local ms `now`: sync request, state, record, result."""
+        if self.clock.next_exchange_in_ms(now) == 0:
+            self.sync_seq = self.enc.seq
+            if self._send("sync", {"t1": now}):
+                self.clock.sent(now)
+        if now >= self.state_check_at or now >= self.state_due:
+            self.state_check_at = now + _STATE_CHECK_MS
+            fields = self.state(now)
+            if _changed(fields, self.last_state) or now >= self.state_due:
+                if self._send("state", fields, "state"):
+                    self.last_state = fields
+                    self.state_due = now + _STATE_MS
+        m = self.ui.match
+        if m is None or self.total == 0:
+            return
+        if self.sent > self.acked and now - self.sent_at > _RESEND_MS:
+            self.sent = self.acked                      # no ack came: send again,
+            self.result_sent = False                    # the result too (the desk acks it)
+        if self.sent < self.total:
+            self._send_record(m.round_no, now)
+        if m.over and not self.result_sent and self.sent >= self.total:
+            self.result_sent = self._send("result", {"round": m.round_no, "result": m.result,
+                                                     "wins": dict(m.wins), "events": self.total})
+
+    def _events(self, first):
+        """The current match's events from index `first` on: the journal's, then those
+        held in RAM. Only those are parsed."""
+        i = 0
+        if self.match_id is not None:
+            for line in self.journal.export(self.match_id):
+                if i >= first:
+                    yield json.loads(line)
+                i += 1
+        for ev in self.unsaved[max(0, first - i):]:
+            yield ev
+
+    def _send_record(self, round_no, now):
+        batch = []
+        for ev in self._events(self.sent):
+            batch.append(ev)
+            if len(batch) == _RECORD_BATCH:
+                break
+        if not batch:
+            return
+        fields = {"round": round_no, "first": self.sent, "events": batch, "total": self.total}
+        try:
+            line = self.enc.build("record", fields)
+        except ValueError:                              # too long: send fewer next time
+            fields["events"] = batch[:1]
+            line = self.enc.build("record", fields)
+        if self.send(line, "report"):
+            self.sent += len(fields["events"])
+            self.sent_at = now
+
+
+def _changed(fields, last):
+    """A state worth sending now: anything but the running clocks differs (those go out
+    every _STATE_MS; sending on their change would be a message every few ms)."""
+    if last is None:
+        return True
+    for k in fields:
+        if k not in RUNNING and fields[k] != last.get(k):
+            return True
+    return len(fields) != len(last)

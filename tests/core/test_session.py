@@ -1,0 +1,293 @@
+# The table's desk session (core/session.py) with a list journal and a fake link: a desk
+# made of the wire's own Encoder and Decoder talks to it. Plain functions: the core suite
+# runs under MicroPython too.
+from duelclock.core import session as S
+from duelclock.core.clock import FIRST, SERIAL_BUDGET_MS
+from duelclock.core.session import Session
+from duelclock.core.sign import table_key
+from duelclock.core.wire import Decoder, Encoder
+from ramstore import ListJournal, MemFiles
+
+# The session's timing and batch (private consts there: on a board they are compiled away).
+RESEND_MS = 10000
+STATE_MS = 5000
+STATE_CHECK_MS = 250
+RECORD_BATCH = 12
+EVENT_KEY = bytes(range(32))
+TBL = 4
+ROUND = {"round": 2, "kind": "swiss", "start_ms": 50000, "limit_s": 2400, "cap_s": 1800,
+         "extra_turns": 1, "seating": False}
+MATCH = [  # a 2-0 for A after round_start
+    {"t": 1000, "ev": "duel_start", "first": "A"},
+    {"t": 2000, "ev": "lp", "B": -8000, "by": "A"},
+    {"t": 3000, "ev": "duel_start", "first": "B"},
+    {"t": 4000, "ev": "lp", "B": -8000, "by": "A"},
+]
+
+
+class FakeLink:
+    """What the session sends, as a link takes it (`up` False: it takes nothing)."""
+
+    def __init__(self):
+        self.lines = []
+        self.up = True
+
+    def send(self, line, kind):
+        if self.up:
+            self.lines.append(line)
+        return self.up
+
+
+class Desk:
+    """The desk's end: commands out, the table's lines checked and kept."""
+
+    def __init__(self, boot=1):
+        self.enc = Encoder(EVENT_KEY, boot)
+        self.dec = Decoder(EVENT_KEY)
+        self.got = []
+
+    def cmd(self, k, fields):
+        return self.enc.build(k, fields, TBL)
+
+    def take(self, link):
+        for line in link.lines:
+            self.got += self.dec.feed(line)
+        link.lines = []
+        return self.got
+
+    def kinds(self):
+        return [m["k"] for m in self.got]
+
+    def last(self, k):
+        return [m for m in self.got if m["k"] == k][-1]
+
+
+def table(journal=None, files=None, boot=1):
+    link = FakeLink()
+    s = Session(table_key(EVENT_KEY, TBL), TBL, boot, journal or ListJournal(),
+                files or MemFiles(), link.send, SERIAL_BUDGET_MS, None, "en")
+    return s, link
+
+
+def synced(s, link, desk, local_ms=0):
+    """Answer sync requests (desk time = local + 100000) until the table has desk time."""
+    for _ in range(FIRST):
+        s.tick(local_ms)
+        req = desk.last("sync") if desk.take(link) and "sync" in desk.kinds() else None
+        assert req is not None
+        desk_ms = req["t1"] + 100000
+        s.feed(desk.cmd("sync", {"t1": req["t1"], "t2": desk_ms, "t3": desk_ms,
+                                 "re": req["seq"]}), local_ms)
+        desk.got = []
+        local_ms += 1000
+    assert s.clock.desk_now_ms(local_ms) == local_ms + 100000
+    return local_ms
+
+
+def test_the_figures_here_are_the_sessions():
+    # CPython keeps a private const's name; MicroPython compiles it away (nothing to compare).
+    for name, value in (("_RESEND_MS", RESEND_MS), ("_STATE_MS", STATE_MS),
+                        ("_STATE_CHECK_MS", STATE_CHECK_MS), ("_RECORD_BATCH", RECORD_BATCH)):
+        assert getattr(S, name, value) == value, name
+
+
+def test_hello_then_state_and_sync_requests():
+    s, link = table()
+    desk = Desk()
+    s.hello("SIM", "9.9", 80)
+    s.tick(0)
+    desk.take(link)
+    assert desk.kinds() == ["hello", "sync", "state"]
+    assert desk.got[0]["battery"] == 80
+    st = desk.last("state")
+    assert st["round"] == 0 and st["lp"] == {"A": 8000, "B": 8000}
+    s.tick(100)                                   # nothing changed, nothing due
+    assert desk.take(link) and desk.kinds() == ["hello", "sync", "state"]
+
+
+def test_a_round_is_journalled_and_its_record_and_result_go_out_until_acked():
+    journal = ListJournal()
+    s, link = table(journal)
+    desk = Desk()
+    now = synced(s, link, desk)
+    assert s.feed(desk.cmd("round", ROUND), now)
+    assert journal.current()[0]["ev"] == "round_start" and s.ui.match.round_no == 2
+    for ev in MATCH:
+        assert s.ui.record(ev)
+    for _ in range(3):
+        now += 20
+        s.tick(now)
+    desk.take(link)
+    rec = desk.last("record")
+    assert (rec["first"], rec["total"], len(rec["events"])) == (0, 5, 5)
+    assert rec["events"][1:] == MATCH
+    res = desk.last("result")
+    assert (res["result"], res["wins"], res["events"]) == ("A", {"A": 2, "B": 0}, 5)
+    assert desk.last("state")["wins"] == {"A": 2, "B": 0}
+    # No ack: after RESEND_MS the record and the result go again.
+    desk.got = []
+    now += RESEND_MS + 1
+    s.tick(now)
+    now += 20
+    s.tick(now)
+    desk.take(link)
+    assert desk.kinds().count("record") == 1 and desk.kinds().count("result") == 1
+    # The ack: the match is collected, nothing goes again.
+    s.feed(desk.cmd("ack", {"round": 2, "events": 5}), now)
+    assert journal.collected == [1] and s.acked == 5
+    desk.got = []
+    s.tick(now + 2 * RESEND_MS)
+    desk.take(link)
+    assert "record" not in desk.kinds() and "result" not in desk.kinds()
+
+
+def test_a_long_record_goes_in_batches_and_a_new_link_sends_what_was_not_acked():
+    s, link = table()
+    desk = Desk()
+    now = synced(s, link, desk)
+    s.feed(desk.cmd("round", ROUND), now)
+    t = 1000
+    assert s.ui.record({"t": t, "ev": "duel_start", "first": "A"})
+    for i in range(2 * RECORD_BATCH):
+        t += 1000
+        assert s.ui.record({"t": t, "ev": "turn_end"})
+    total = 2 + 2 * RECORD_BATCH
+    for _ in range(3):
+        now += 20
+        s.tick(now)
+    desk.take(link)
+    firsts = [m["first"] for m in desk.got if m["k"] == "record"]
+    assert firsts == [0, RECORD_BATCH, 2 * RECORD_BATCH]
+    s.feed(desk.cmd("ack", {"round": 2, "events": RECORD_BATCH}), now)
+    desk.got = []
+    s.hello("SIM", "9.9", None)
+    s.tick(now + 20)
+    desk.take(link)
+    assert [m["first"] for m in desk.got if m["k"] == "record"] == [RECORD_BATCH]
+    assert s.sent == 2 * RECORD_BATCH < total
+
+
+def test_a_full_journal_keeps_the_match_going_in_ram_and_tells_the_desk():
+    journal = ListJournal(room=3)                 # round_start and two events fit
+    s, link = table(journal)
+    desk = Desk()
+    now = synced(s, link, desk)
+    s.feed(desk.cmd("round", ROUND), now)
+    for ev in MATCH:
+        assert s.ui.record(ev)                    # confirmed all the same
+    assert len(journal.current()) == 3 and len(s.unsaved) == 2 and s.journal_full
+    assert s.ui.match.over
+    for _ in range(3):
+        now += 20
+        s.tick(now)
+    desk.take(link)
+    assert desk.last("state")["journal_full"] is True
+    assert desk.last("record")["events"][1:] == MATCH      # the RAM events with the rest
+    s.feed(desk.cmd("ack", {"round": 2, "events": 5}), now)
+    assert journal.collected == []                # not all of it is on flash
+
+
+def test_a_failing_journal_confirms_nothing():
+    class Failing(ListJournal):
+        def append(self, ev):
+            raise OSError(5)
+    s, link = table(Failing())
+    desk = Desk()
+    now = synced(s, link, desk)
+    s.feed(desk.cmd("round", ROUND), now)
+    assert not s.ui.record(MATCH[0])
+    assert s.total == 1 and s.ui.match.duels == [] and not s.ui.match.in_duel
+    assert s.ui.message[0].startswith("NOT SAVED")
+
+
+def test_commands_pause_resume_extend_rules():
+    s, link = table()
+    desk = Desk()
+    now = synced(s, link, desk)
+    s.feed(desk.cmd("rules", {"name": "KR", "settings": {"extend_ok": True}}), now)
+    s.feed(desk.cmd("round", ROUND), now)
+    assert s.ui.extend_ok is True
+    at = 100000 + now                             # desk ms now
+    s.feed(desk.cmd("pause", {"at_ms": at}), now)
+    s.feed(desk.cmd("resume", {"at_ms": at + 5000}), now + 5000)
+    s.feed(desk.cmd("extend", {"round": 2, "ms": 60000}), now + 5000)
+    s.feed(desk.cmd("extend", {"round": 1, "ms": 60000}), now + 5000)     # another round's
+    given = [ev["ms"] for ev in s.journal.current() if ev["ev"] == "extend"]
+    assert given == [5000, 60000]
+    assert s.ui.match.limit_ms == 2400000 + 65000
+
+
+def test_an_extend_before_the_first_sync_is_given_not_lost():
+    s, link = table()
+    desk = Desk()
+    s.feed(desk.cmd("round", ROUND), 0)
+    s.feed(desk.cmd("extend", {"round": 2, "ms": 60000}), 0)
+    assert s.round_ms(0) is None
+    assert [ev["ms"] for ev in s.journal.current() if ev["ev"] == "extend"] == [60000]
+
+
+def test_an_extend_behind_the_last_event_is_given_at_it_not_refused():
+    s, link = table()
+    desk = Desk()
+    now = synced(s, link, desk)
+    s.feed(desk.cmd("round", ROUND), now)
+    ahead = s.round_ms(now) + 30000               # an entry stamped by a clock since stepped back
+    assert s.ui.record({"t": ahead, "ev": "duel_start", "first": "A"})
+    s.feed(desk.cmd("extend", {"round": 2, "ms": 60000}), now)
+    assert s.journal.current()[-1] == {"t": ahead, "ev": "extend", "ms": 60000}
+
+
+def test_seen_seq_and_drift_are_kept_for_the_next_boot():
+    journal, files = ListJournal(), MemFiles()
+    s, link = table(journal, files)
+    desk = Desk()
+    now = synced(s, link, desk)
+    old = desk.cmd("round", ROUND)
+    s.feed(old, now)
+    assert files.read("seen", int) == [desk.enc.seq - 1]
+    # The next boot: the match comes back from the journal, the old command is a replay.
+    again, link2 = table(journal, files, boot=2)
+    assert again.ui.match.round_no == 2 and again.total == 1 and again.start_ms == 50000
+    assert not again.feed(old, 0) and again.dec.drops["replay"] == 1
+    files.write("drift", "12.5")
+    third = table(journal, files, boot=3)[0]
+    assert abs(third.clock.drift_ppm - 12.5) < 1e-9
+
+
+def test_a_state_change_is_sent_at_the_next_look_and_running_clocks_are_not_a_change():
+    s, link = table()
+    desk = Desk()
+    now = synced(s, link, desk)
+    desk.take(link)
+    desk.got = []
+    s.tick(now)
+    desk.take(link)
+    desk.got = []
+    s.tick(now + STATE_CHECK_MS)                # only the clocks moved
+    assert "state" not in [m["k"] for m in desk.take(link)]
+    s.feed(desk.cmd("round", ROUND), now + STATE_CHECK_MS)
+    s.tick(now + STATE_CHECK_MS + 1)             # a command: looked at at once
+    desk.take(link)
+    assert desk.kinds() == ["state", "record"] and desk.last("state")["round"] == 2
+    desk.got = []
+    s.feed(desk.cmd("ack", {"round": 2, "events": 1}), now + STATE_CHECK_MS + 2)
+    s.tick(now + STATE_CHECK_MS + STATE_MS + 1)     # nothing changed: every STATE_MS
+    desk.take(link)
+    assert "state" in desk.kinds() and "record" not in desk.kinds()
+
+
+def test_a_link_that_takes_nothing_loses_nothing():
+    s, link = table()
+    desk = Desk()
+    now = synced(s, link, desk)
+    s.feed(desk.cmd("round", ROUND), now)
+    link.up = False
+    for ev in MATCH:
+        s.ui.record(ev)
+    s.tick(now + 20)
+    assert s.sent == 0 and not s.result_sent
+    link.up = True
+    for i in range(3):
+        s.tick(now + 40 + 20 * i)
+    desk.take(link)
+    assert desk.last("record")["events"][1:] == MATCH and desk.last("result")["events"] == 5
