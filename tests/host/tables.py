@@ -26,13 +26,15 @@ import time
 from paho.mqtt import client as mqtt
 
 from duelclock.core.clock import SERIAL_BUDGET_MS
+from duelclock.core.lines import Lines
 from duelclock.core.record import check_event
 from duelclock.core.session import Session
 # The session's timing: private consts there (compiled away on a board), read on CPython.
 from duelclock.core.session import _RESEND_MS as RESEND_MS, _STATE_MS as STATE_MS  # noqa: F401
 from duelclock.core.sign import Key, signed_line, table_key
+from duelclock.core.wire import MAX_LINE_BYTES
 from duelclock_desk.desk import Desk, fingerprint
-from duelclock_desk.links import Framer, Link
+from duelclock_desk.links import Link
 from duelclock_desk.store import Store
 from tests.core.ramstore import ListJournal, MemFiles
 
@@ -51,9 +53,14 @@ def short_match(first="A"):
     ]
 
 
+TOO_LONG = b"\0" * (MAX_LINE_BYTES + 1)      # what a table is fed for a line over the limit
+
+
 def _addressee(line):
     """The table a desk line is for, or None (not a desk line: every table gets it). The
     drivers hand each table only its own lines, as its own port or topic would."""
+    if line is None:
+        return None
     try:
         return json.loads(line).get("tbl")
     except ValueError:
@@ -316,7 +323,7 @@ class StreamTables(_Clocked):
         self.tables = list(tables)
         self.url = self.path = None
         self.connections = 0
-        self._framer = Framer()
+        self._lines = Lines(MAX_LINE_BYTES)
         self._stop = threading.Event()
         self._thread = None
 
@@ -355,11 +362,11 @@ class StreamTables(_Clocked):
 
     def _pump(self, data, write):
         local = self.local_ms()
-        for line in self._framer.feed(data) if data else ():
+        for line in self._lines.feed(data) if data else ():
             to = _addressee(line)
             for t in self.tables:
                 if to is None or to == t.tbl:
-                    t.feed(line + b"\n", local)
+                    t.feed((TOO_LONG if line is None else line) + b"\n", local)
         for t in self.tables:
             t.tick(local)
         out = b"".join(line for t in self.tables for _, line in t.take())
