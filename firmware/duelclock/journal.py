@@ -33,8 +33,7 @@ from binascii import crc32
 from micropython import const
 
 from duelclock.core.jsonio import dumps_event
-from duelclock.core.lines import Lines
-from duelclock.core.record import MAX_LINE_BYTES, JournalFull
+from duelclock.core.record import MAX_LINE_BYTES, JournalFull, Lines
 
 _ENOSPC = const(28)             # POSIX and littlefs; MicroPython's errno lacks the name
 _CHUNK_BYTES = const(512)

@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 import serial
 from paho.mqtt import client as mqtt
 
-from duelclock.core.lines import Lines
+from duelclock.core.record import Lines
 from duelclock.core.wire import MAX_LINE_BYTES
 
 RETRY_S = 1.0              # a lost serial port or socket is reopened this often

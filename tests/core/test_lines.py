@@ -1,5 +1,5 @@
-# core/lines.py: the one line splitter (wire decoder, journal, replay, desk links).
-from duelclock.core.lines import Lines
+# core/record.py Lines: the one line splitter (wire decoder, journal, replay, desk links).
+from duelclock.core.record import Lines
 
 
 def test_lines_join_chunks_and_split_at_newlines():

@@ -26,7 +26,7 @@ import time
 from paho.mqtt import client as mqtt
 
 from duelclock.core.clock import SERIAL_BUDGET_MS
-from duelclock.core.lines import Lines
+from duelclock.core.record import Lines
 from duelclock.core.record import check_event
 from duelclock.core.session import Session
 # The session's timing: private consts there (compiled away on a board), read on CPython.

@@ -18,7 +18,7 @@
 import binascii
 import json
 
-from duelclock.core.lines import Lines
+from duelclock.core.record import Lines
 from duelclock.core.sign import Key, canonical, command_key, same, signed_line, table_key
 
 VERSION = 1
