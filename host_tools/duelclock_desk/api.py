@@ -32,8 +32,11 @@ from aiohttp import web
 
 from duelclock_desk import dashboard
 from duelclock_desk.broker import BrokerError, Mosquitto
-from duelclock_desk.desk import CommandError, Desk, DeskClock, fingerprint, unix_ms
+from duelclock_desk.commands import CommandError
+from duelclock_desk.desk import Desk
+from duelclock_desk.desk_time import DeskClock, unix_ms
 from duelclock_desk.links import open_link
+from duelclock_desk.protocol import fingerprint
 from duelclock_desk.store import Store, StoreError
 
 TICK_S = 1.0
