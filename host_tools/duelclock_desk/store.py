@@ -2,6 +2,8 @@
 
 Written only by the desk service, from its event-loop thread; read-only commands of the CLI
 (export, sheet) open the same file beside it (WAL lets them read while the desk writes).
+The `tables` rows change at every line a table sends: Store keeps them in memory and writes
+them at commit(), so another process sees them as of the desk's last commit, as before.
 
 What lives here, table by table:
   event      one row: the event's name (MQTT topic id), its epoch (Unix ms; desk time is
