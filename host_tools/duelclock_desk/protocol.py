@@ -15,7 +15,8 @@ A table's report, once Decoder-checked (signed by that table, fresh seq):
   result -> stored; verified (verification.py): "ok" is acked, "mismatch" never is,
             "incomplete" is checked again as records arrive (the table resends what is not
             acked; the protocol has no request message)
-  sync   -> answered at once: t2 = receipt (stamped by the link), t3 = send, re = its seq
+  sync   -> answered at once: t2 = receipt (stamped by the link), t3 = send, re = its seq;
+            not answered once it waited in the desk over clock.RETRY_MS (the table asked again)
 
 Every desk line is signed by the desk's Encoder (seq above every earlier boot's) with the
 key of the one table it is for, and goes on the link that table was last heard on.
@@ -23,6 +24,7 @@ key of the one table it is for, and goes on the link that table was last heard o
 import hashlib
 
 from duelclock.core import wire
+from duelclock.core.clock import RETRY_MS
 from duelclock.core.wire import SEQ_BOOT, Encoder
 
 from duelclock_desk import verification
@@ -78,6 +80,11 @@ class Protocol:
         getattr(self, "_on_" + k)(link, msg, rx_ms)
 
     def _on_sync(self, link, msg, rx_ms):
+        if self.now_ms() - rx_ms > RETRY_MS:
+            # It waited in the desk's queue longer than the table waits for a reply: the table
+            # has asked again and would drop this answer. Answering it would only delay the
+            # answers still awaited (a desk behind on its queue would fall further behind).
+            return
         fields = {"t1": msg["t1"], "t2": rx_ms, "re": msg["seq"]}
         fields["t3"] = max(rx_ms, self.now_ms())
         link.send(self._build("sync", fields, msg["tbl"]), msg["tbl"])
