@@ -26,14 +26,18 @@ import binascii
 import json
 import signal
 import sys
+import threading
 import traceback
 
 from aiohttp import web
 
 from duelclock_desk import dashboard
 from duelclock_desk.broker import BrokerError, Mosquitto
-from duelclock_desk.desk import CommandError, Desk, DeskClock, fingerprint, unix_ms
+from duelclock_desk.commands import CommandError
+from duelclock_desk.desk import Desk
+from duelclock_desk.desk_time import DeskClock, unix_ms
 from duelclock_desk.links import open_link
+from duelclock_desk.protocol import fingerprint
 from duelclock_desk.store import Store, StoreError
 
 TICK_S = 1.0
@@ -61,17 +65,33 @@ def load_key(path):
 
 class ThreadSink:
     """What links call from their threads: the lines and statuses go to the loop's queue.
-    Receive times are stamped here, in the link's thread, the moment bytes arrive."""
+    Receive times are stamped here, in the link's thread, the moment bytes arrive.
+    The loop is woken once for what arrives while it is busy, not once per message (each
+    wake-up is a system call in the link's thread and a callback in the loop)."""
 
     def __init__(self, now_ms, loop, queue):
         self.now_ms = now_ms
         self._loop, self._queue = loop, queue
+        self._lock = threading.Lock()
+        self._items = []              # arrived, not yet in the queue
+        self._woken = False           # a _drain is scheduled in the loop
 
     def _put(self, item):
+        with self._lock:
+            self._items.append(item)
+            if self._woken:
+                return
+            self._woken = True
         try:
-            self._loop.call_soon_threadsafe(self._queue.put_nowait, item)
+            self._loop.call_soon_threadsafe(self._drain)
         except RuntimeError:          # the loop closed under a late reader thread
             pass
+
+    def _drain(self):
+        with self._lock:
+            items, self._items, self._woken = self._items, [], False
+        for item in items:
+            self._queue.put_nowait(item)
 
     def lines(self, link, lines, rx_ms, retained=False):
         self._put(("lines", link, lines, rx_ms, retained))

@@ -33,17 +33,18 @@ def do_sheet(a):
     if a.table is None:
         from duelclock_desk import sheet_cmd
         return sheet_cmd.run(a.file, a.html)
-    from duelclock.core.replay import Replay
+    from duelclock.core.record import RecordError
     from duelclock_desk import record_flags
     from duelclock_desk.sheet_text import render_text
     from duelclock_desk.sheet_html import render_html
+    from duelclock_desk.verification import replayed
     store = _store(a)
     round_no = a.round or (store.current_round() or {}).get("round", 0)
-    r = Replay(with_sheet=True)
-    for ev in store.events(a.table, round_no):
-        r.feed(json.dumps(ev))
-    if r.match is None:
-        raise client.CliError("no record of table %d round %d in %s" % (a.table, round_no, a.store))
+    try:
+        r = replayed(store.events(a.table, round_no), with_sheet=True)
+    except RecordError as e:
+        raise client.CliError("no record of table %d round %d in %s (%s)"
+                              % (a.table, round_no, a.store, e))
     who = {"event": store.event()["name"], "table": a.table,
            "names": store.pairings(round_no).get(a.table),
            "carried": store.carries(round_no, a.table)}

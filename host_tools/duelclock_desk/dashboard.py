@@ -46,11 +46,11 @@ from html import escape
 from aiohttp import web
 
 from duelclock.core.record import RecordError
-from duelclock.core.replay import Replay
 from duelclock.core.sheet import LONG_TURN_MS, clock
 from duelclock_desk import record_flags
 from duelclock_desk.sheet_html import CSS as SHEET_CSS
 from duelclock_desk.sheet_html import render_html
+from duelclock_desk.verification import replayed
 
 WEB_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "web")
 SYNC_RING = 360            # sync history entries kept per table (an hour at one per 10 s)
@@ -248,13 +248,9 @@ async def get_sheet_css(request):
 
 def _sheet(events, tbl, round_no, event, names, carried=()):
     """The LP sheet (sheet_html's page body) of a record's events replayed, or None."""
-    r = Replay(with_sheet=True)
     try:
-        for ev in events:
-            r.feed(json.dumps(ev))
+        r = replayed(events, with_sheet=True)
     except RecordError:
-        return None
-    if r.match is None:
         return None
     page = render_html(r.sheet, r.match.verdict(), title="table %d, round %d" % (tbl, round_no),
                        event=event, table=tbl, names=names, carried=carried)

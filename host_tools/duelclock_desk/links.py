@@ -161,7 +161,7 @@ class MqttLink(Link):
 
     The bare "offline" will is link status only, never match state (anyone on the broker
     can publish it). No desk topic is for all tables, and none is retained: a table that
-    boots mid-round gets the round from the desk's re-push (desk.py)."""
+    boots mid-round gets the round from the desk's re-push (protocol.py)."""
 
     def __init__(self, url, event):
         super().__init__(url)

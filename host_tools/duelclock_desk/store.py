@@ -2,6 +2,8 @@
 
 Written only by the desk service, from its event-loop thread; read-only commands of the CLI
 (export, sheet) open the same file beside it (WAL lets them read while the desk writes).
+The `tables` rows change at every line a table sends: Store keeps them in memory and writes
+them at commit(), so another process sees them as of the desk's last commit, as before.
 
 What lives here, table by table:
   event      one row: the event's name (MQTT topic id), its epoch (Unix ms; desk time is
@@ -87,6 +89,17 @@ CREATE TABLE IF NOT EXISTS clock (
     desk_ms INTEGER NOT NULL);
 """
 
+TABLE_COLUMNS = ("tbl", "link", "board", "fw", "battery", "last_seen_ms", "online", "state",
+                 "state_ms", "sync_age_ms", "sync_err_ms", "last_seq")   # as in SCHEMA
+# Store._of_round: what -> the query of one round's rows (with tbl), "%s" for " AND tbl = ?".
+MEMO = {
+    "results": "SELECT * FROM results WHERE round = ?%s",
+    "flags": "SELECT f.tbl, f.idx, f.kind, f.detail, r.event FROM record_flags f JOIN records r"
+             " USING (tbl, round, idx) WHERE round = ?%s ORDER BY f.idx, f.kind",
+    "penalties": "SELECT tbl, p, kind, code, after_match FROM penalties WHERE round = ?%s"
+                 " ORDER BY n",
+    "carries": "SELECT * FROM carries WHERE round = ?%s ORDER BY id",
+}
 CSV_COLUMNS = ("table", "round", "player_a", "player_b", "result", "wins_a", "wins_b",
                "penalties", "verified")
 
@@ -119,16 +132,40 @@ class Store:
             self.db.execute("ALTER TABLE penalties ADD COLUMN after_match INTEGER NOT NULL"
                             " DEFAULT 0")
         self.db.commit()
+        self._load_tables()
+        self._rounds = {}          # (what, round) -> {tbl: rows}: _of_round
 
     def close(self):
-        self.db.commit()
+        self.commit()
         self.db.close()
 
     def commit(self):
+        self._write_tables()
         self.db.commit()
 
     def rollback(self):
         self.db.rollback()
+        self._rounds = {}
+
+    # The rows the status view reads at every state of every table (its result, record
+    # flags, penalties, carries), kept per round: one query loads a round's rows of one kind,
+    # and each write below reloads the rows of the one table it changed.
+
+    def _of_round(self, what, round_no):
+        """{tbl: [row]} of MEMO[what] in round_no."""
+        rows = self._rounds.get((what, round_no))
+        if rows is None:
+            rows = self._rounds[(what, round_no)] = {}
+            for r in self._all(MEMO[what] % "", (round_no,)):
+                rows.setdefault(r["tbl"], []).append(r)
+        return rows
+
+    def _reload(self, what, tbl, round_no):
+        rows = self._rounds.get((what, round_no))
+        if rows is not None:
+            rows.pop(tbl, None)
+            for r in self._all(MEMO[what] % " AND tbl = ?", (round_no, tbl)):
+                rows.setdefault(tbl, []).append(r)
 
     def _one(self, sql, args=()):
         return self.db.execute(sql, args).fetchone()
@@ -170,40 +207,64 @@ class Store:
         self.db.execute("INSERT OR REPLACE INTO clock VALUES (1, ?, ?, ?)", tuple(mark))
 
     # --- tables -----------------------------------------------------------------------------
+    # Every line a table sends changes its row (last seen, state): these rows are kept in
+    # memory and written at commit(), one statement for the batch, not one per line (each
+    # statement lets the links' threads take the interpreter away from the desk's loop).
+    # Reads are served from memory; a rollback() leaves them (link facts, not a command's).
+
+    def _load_tables(self):
+        self._tables = {r["tbl"]: dict(r) for r in self._all("SELECT * FROM tables")}
+        self._dirty = set()
+
+    def _write_tables(self):
+        if self._dirty:
+            rows = [tuple(self._tables[t][c] for c in TABLE_COLUMNS) for t in self._dirty]
+            self.db.executemany("INSERT OR REPLACE INTO tables (%s) VALUES (%s)" % (
+                ", ".join(TABLE_COLUMNS), ", ".join("?" * len(TABLE_COLUMNS))), rows)
+            self._dirty = set()
 
     def table(self, tbl):
-        row = self._one("SELECT * FROM tables WHERE tbl = ?", (tbl,))
+        row = self._tables.get(tbl)
         return dict(row) if row else None
 
     def tables(self):
-        return [dict(r) for r in self._all("SELECT * FROM tables ORDER BY tbl")]
+        return [dict(self._tables[t]) for t in sorted(self._tables)]
 
     def last_seqs(self):
         """{tbl: last report seq} for Decoder(seen=...)."""
-        return {r[0]: r[1] for r in self._all(
-            "SELECT tbl, last_seq FROM tables WHERE last_seq IS NOT NULL")}
+        return {t: r["last_seq"] for t, r in self._tables.items() if r["last_seq"] is not None}
 
     def seen(self, tbl, link, now_ms, last_seq):
-        self.db.execute(
-            "INSERT INTO tables (tbl, link, last_seen_ms, online, last_seq) VALUES (?, ?, ?, 1, ?)"
-            " ON CONFLICT (tbl) DO UPDATE SET link = excluded.link, online = 1,"
-            " last_seen_ms = excluded.last_seen_ms,"
-            " last_seq = COALESCE(excluded.last_seq, last_seq)",
-            (tbl, link, now_ms, last_seq))
+        row = self._tables.get(tbl)
+        if row is None:
+            row = self._tables[tbl] = dict.fromkeys(TABLE_COLUMNS)
+            row["tbl"] = tbl
+        row.update(link=link, last_seen_ms=now_ms, online=1)
+        if last_seq is not None:
+            row["last_seq"] = last_seq
+        self._dirty.add(tbl)
+
+    def _update(self, tbl, **fields):
+        # A table never seen has no row: nothing to change (as SQL UPDATE ... WHERE tbl).
+        row = self._tables.get(tbl)
+        if row is not None:
+            row.update(fields)
+            self._dirty.add(tbl)
 
     def hello(self, tbl, board, fw, battery):
-        self.db.execute("UPDATE tables SET board = ?, fw = ?, battery = COALESCE(?, battery)"
-                        " WHERE tbl = ?", (board, fw, battery, tbl))
+        row = self._tables.get(tbl)
+        self._update(tbl, board=board, fw=fw,
+                     battery=row["battery"] if row and battery is None else battery)
 
     def state(self, tbl, state, now_ms):
-        self.db.execute(
-            "UPDATE tables SET state = ?, state_ms = ?, sync_age_ms = ?, sync_err_ms = ?,"
-            " battery = COALESCE(?, battery) WHERE tbl = ?",
-            (dumps(state), now_ms, state.get("sync_age_ms"), state.get("sync_err_ms"),
-             state.get("battery"), tbl))
+        row = self._tables.get(tbl)
+        battery = state.get("battery")
+        self._update(tbl, state=dumps(state), state_ms=now_ms,
+                     sync_age_ms=state.get("sync_age_ms"), sync_err_ms=state.get("sync_err_ms"),
+                     battery=row["battery"] if row and battery is None else battery)
 
     def set_online(self, tbl, online):
-        self.db.execute("UPDATE tables SET online = ? WHERE tbl = ?", (int(online), tbl))
+        self._update(tbl, online=int(online))
 
     # --- rounds -----------------------------------------------------------------------------
 
@@ -275,6 +336,9 @@ class Store:
         self.db.execute(
             "INSERT INTO results (tbl, round, total) VALUES (?, ?, ?) ON CONFLICT (tbl, round)"
             " DO UPDATE SET total = MAX(total, excluded.total)", (tbl, round_no, total))
+        self._reload("results", tbl, round_no)
+        if flags:
+            self._reload("flags", tbl, round_no)
         return flags
 
     def events(self, tbl, round_no, count=None):
@@ -289,10 +353,7 @@ class Store:
 
     def flags(self, tbl, round_no):
         """[(idx, kind, detail, first copy)] of the record, by index (record_flags)."""
-        return [tuple(r) for r in self._all(
-            "SELECT f.idx, f.kind, f.detail, r.event FROM record_flags f JOIN records r"
-            " USING (tbl, round, idx) WHERE tbl = ? AND round = ? ORDER BY f.idx, f.kind",
-            (tbl, round_no))]
+        return [tuple(r)[1:] for r in self._of_round("flags", round_no).get(tbl, ())]
 
     def event_count(self, tbl, round_no):
         return self._one("SELECT COUNT(*) FROM records WHERE tbl = ? AND round = ?",
@@ -306,10 +367,11 @@ class Store:
             " events = excluded.events, received_ms = excluded.received_ms",
             (tbl, round_no, msg["result"], msg["wins"]["A"], msg["wins"]["B"], msg["events"],
              now_ms))
+        self._reload("results", tbl, round_no)
 
     def result(self, tbl, round_no):
-        row = self._one("SELECT * FROM results WHERE tbl = ? AND round = ?", (tbl, round_no))
-        return dict(row) if row else None
+        rows = self._of_round("results", round_no).get(tbl)
+        return dict(rows[0]) if rows else None
 
     def results(self, round_no):
         return [dict(r) for r in self._all(
@@ -326,19 +388,22 @@ class Store:
                                 [(tbl, round_no, n, x["p"], x["kind"], x["code"],
                                   int(x.get("after_match", False)))
                                  for n, x in enumerate(penalties)])
+            self._reload("penalties", tbl, round_no)
+        self._reload("results", tbl, round_no)
 
     def acked(self, tbl, round_no, events):
         self.db.execute("UPDATE results SET acked_events = ? WHERE tbl = ? AND round = ?",
                         (events, tbl, round_no))
+        self._reload("results", tbl, round_no)
 
     def penalties(self, tbl, round_no):
         """[{p, kind, code, after_match, carried_from}]: carried_from is the round a
         penalty was carried from into this match (None: given in it)."""
         out = []
         carried = self.carries(round_no, tbl)
-        for r in self._all("SELECT p, kind, code, after_match FROM penalties WHERE tbl = ?"
-                           " AND round = ? ORDER BY n", (tbl, round_no)):
-            pen = dict(r, after_match=bool(r["after_match"]), carried_from=None)
+        for r in self._of_round("penalties", round_no).get(tbl, ()):
+            pen = {"p": r["p"], "kind": r["kind"], "code": r["code"],
+                   "after_match": bool(r["after_match"]), "carried_from": None}
             for c in carried:
                 if (c["p"], c["kind"], c["code"]) == (pen["p"], pen["kind"], pen["code"]):
                     pen["carried_from"] = c["from_round"]
@@ -355,6 +420,11 @@ class Store:
         self.db.execute("INSERT OR IGNORE INTO carries (from_round, from_tbl, n, player, kind,"
                         " code, rules, state) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                         (from_round, from_tbl, n, player, kind, code, rules, state))
+        self._forget_carries()
+
+    def _forget_carries(self):
+        # A carry moves between rounds and tables: every round's rows are loaded again.
+        self._rounds = {k: v for k, v in self._rounds.items() if k[0] != "carries"}
 
     def carry(self, carry_id):
         row = self._one("SELECT * FROM carries WHERE id = ?", (carry_id,))
@@ -364,13 +434,15 @@ class Store:
         """Every carried penalty, oldest first; or those sent into `round_no` (at `tbl`)."""
         if round_no is None:
             return [dict(r) for r in self._all("SELECT * FROM carries ORDER BY id")]
-        return [dict(r) for r in self._all(
-            "SELECT * FROM carries WHERE round = ? AND (? IS NULL OR tbl = ?) ORDER BY id",
-            (round_no, tbl, tbl))]
+        if tbl is None:
+            return [dict(r) for r in self._all(
+                "SELECT * FROM carries WHERE round = ? ORDER BY id", (round_no,))]
+        return [dict(r) for r in self._of_round("carries", round_no).get(tbl, ())]
 
     def set_carry(self, carry_id, state, round_no=None, tbl=None, p=None):
         self.db.execute("UPDATE carries SET state = ?, round = ?, tbl = ?, p = ? WHERE id = ?",
                         (state, round_no, tbl, p, carry_id))
+        self._forget_carries()
 
     # --- audit ------------------------------------------------------------------------------
 

@@ -9,8 +9,8 @@ import shutil
 
 import pytest
 
-from duelclock_desk import desk as desk_mod
-from duelclock_desk.desk import DeskClock
+from duelclock_desk import desk_time
+from duelclock_desk.desk_time import DeskClock
 from simulator.scripts import expected
 from tests.faults import soak_network as net
 
@@ -66,20 +66,20 @@ def test_metrics_say_all_faults_survived(run):
 # --- the desk clock across restarts (the fix the desk_restart fault needed) ---------------
 
 def test_desk_time_carries_on_from_the_mark_on_the_same_machine_boot(monkeypatch):
-    monkeypatch.setattr(desk_mod, "machine_boot_id", lambda: "boot-1")
+    monkeypatch.setattr(desk_time, "machine_boot_id", lambda: "boot-1")
     first = DeskClock(0, speed=40.0)
     mark = first.mark()
-    monkeypatch.setattr(desk_mod, "unix_ms", lambda: 10 ** 12)     # wall clock far away
+    monkeypatch.setattr(desk_time, "unix_ms", lambda: 10 ** 12)     # wall clock far away
     again = DeskClock(0, speed=40.0)
     again.resume(mark)
     assert 0 <= again() - mark[2] < 40 * 1000
 
 
 def test_desk_time_never_goes_back_after_a_machine_reboot(monkeypatch):
-    monkeypatch.setattr(desk_mod, "machine_boot_id", lambda: "boot-2")
-    clock = DeskClock(desk_mod.unix_ms())           # desk time ~0 by the wall clock
+    monkeypatch.setattr(desk_time, "machine_boot_id", lambda: "boot-2")
+    clock = DeskClock(desk_time.unix_ms())          # desk time ~0 by the wall clock
     clock.resume(("boot-1", 123, 5000000))         # the last run had reached 5000 s
     assert clock() >= 5000000
-    later = DeskClock(desk_mod.unix_ms() - 9000000)
+    later = DeskClock(desk_time.unix_ms() - 9000000)
     later.resume(("boot-1", 123, 5000000))         # the wall clock is ahead: it rules
     assert later() >= 9000000

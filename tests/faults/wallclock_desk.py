@@ -5,8 +5,8 @@ machine's clock jumping (NTP, a judge fixing the time) without touching the mach
 
 STEP_FILE's first 8 bytes are a double: ms added to the wall clock, read at every call (the
 test writes it while the desk runs). What is stepped is what a real step moves: time.time()
-and time.time_ns() (CLOCK_REALTIME), through which the desk reads the wall clock (desk.unix_ms,
-parse_at). time.monotonic() (CLOCK_MONOTONIC) is left alone, as the kernel leaves it.
+and time.time_ns() (CLOCK_REALTIME), through which the desk reads the wall clock
+(desk_time.unix_ms, commands.parse_at). time.monotonic() (CLOCK_MONOTONIC) is left alone, as the kernel leaves it.
 Patching the process rather than adding a hook to the desk keeps the desk's code as it ships.
 """
 import mmap

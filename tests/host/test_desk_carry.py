@@ -4,7 +4,7 @@ firmware records the carried penalty before duel 1) is test_sim_room_carry.py's.
 import pytest
 
 from duelclock_desk.client import status_lines
-from duelclock_desk.desk import CommandError
+from duelclock_desk.commands import CommandError
 from tests.core.ramstore import ListJournal
 from tests.host.tables import RESEND_MS, STATE_MS, SessionTable, Room, short_match
 

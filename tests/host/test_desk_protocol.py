@@ -5,7 +5,8 @@ import json
 import pytest
 
 from duelclock.core.wire import SEQ_BOOT
-from duelclock_desk.desk import CommandError, REPUSH_MS
+from duelclock_desk.commands import CommandError
+from duelclock_desk.protocol import REPUSH_MS
 from tests.bench import gen_record
 from tests.host.tables import RESEND_MS, STATE_MS, SessionTable, Room, short_match
 

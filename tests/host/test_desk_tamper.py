@@ -8,7 +8,7 @@ import json
 from duelclock.core.sign import table_key
 from duelclock.core.wire import Encoder
 from duelclock_desk import cli
-from duelclock_desk.desk import LATE_MS
+from duelclock_desk.protocol import LATE_MS
 from tests.host.tables import SessionTable, Room, short_match
 
 KEY = bytes(range(32))

@@ -1,0 +1,166 @@
+"""The desk's side of the table protocol: every line a table sends, and every line sent to
+one. A mixin of Desk (desk.py), which holds the state it names.
+
+A table's report, once Decoder-checked (signed by that table, fresh seq):
+
+  hello  -> board, firmware, battery stored; the next state may get a re-push at once
+  state  -> stored, shown; a table in the running round whose state shows an older round
+            (rebooted, lost its journal, missed the start) gets the round's commands again,
+            each with a new seq, at most every REPUSH_MS
+  record -> events stored by index, each once (a resent or reordered chunk changes nothing);
+            an index re-sent with another body is "record changed" at once (both kept, both
+            on the sheet), an event received over LATE_MS after its own time is "late
+            entry" (entered while the table was not connected, or made up since: the judge
+            confirms it with the players); the verification's note repeats them
+  result -> stored; verified (verification.py): "ok" is acked, "mismatch" never is,
+            "incomplete" is checked again as records arrive (the table resends what is not
+            acked; the protocol has no request message)
+  sync   -> answered at once: t2 = receipt (stamped by the link), t3 = send, re = its seq;
+            not answered once it waited in the desk over clock.RETRY_MS (the table asked again)
+
+Every desk line is signed by the desk's Encoder (seq above every earlier boot's) with the
+key of the one table it is for, and goes on the link that table was last heard on.
+"""
+import hashlib
+
+from duelclock.core import wire
+from duelclock.core.clock import RETRY_MS
+from duelclock.core.wire import SEQ_BOOT, Encoder
+
+from duelclock_desk import verification
+from duelclock_desk.desk_time import unix_ms
+
+REPUSH_MS = 5000           # a table is re-sent the round at most this often
+MAX_RECORD_EVENTS = 100000  # a record index beyond this is refused (bounds the store)
+LATE_MS = 120000           # an event reaching the desk this long after its own time is "late"
+NOT_LATE = ("round_start", "extend", "tick")   # the desk's commands and time passing: not keyed
+
+
+def fingerprint(key):
+    """What the store keeps of the event key: enough to refuse another key, no more."""
+    return hashlib.sha256(b"duelclock key fingerprint\0" + key).hexdigest()[:16]
+
+
+class Protocol:
+    """Uses of Desk: store, key, event, enc, dec, links, route, pushed, silent, drops,
+    link_drops, round, now_ms, on_change; in_round() and repush() (commands.py);
+    table_view()."""
+
+    def lines(self, link, lines, rx_ms, retained=False):
+        """Whole lines received on `link` at desk time rx_ms; `retained`: a broker's
+        retained copy (an old state from before a restart is no attack: counted "stale")."""
+        before = dict(self.dec.drops)
+        for line in lines:
+            msg = self.dec.take(line)
+            if msg is not None:
+                self._take(link, msg, rx_ms)
+        per_link = self.link_drops.setdefault(link.url, dict.fromkeys(wire.DROPS, 0))
+        for reason, n in self.dec.drops.items():
+            n -= before[reason]
+            if n:
+                stale = retained and reason == "replay"
+                self.drops["stale" if stale else reason] += n
+                if not stale:
+                    per_link[reason] += n
+
+    def link_status(self, link, tbl, online):
+        """Link status: tbl None for the whole link (up or down), else one table (MQTT will)."""
+        if tbl is None:
+            self.on_change("link", link.info())
+            return
+        self.store.set_online(tbl, online)
+        view = self.table_view(tbl)
+        if view is not None:               # a will of a table never heard from says nothing
+            self.on_change("table", view)
+
+    def _take(self, link, msg, rx_ms):
+        tbl, k = msg["tbl"], msg["k"]
+        self.route[tbl] = link
+        self.store.seen(tbl, link.url, rx_ms, None if k == "sync" else self.dec.last_seq(tbl))
+        self.silent.discard(tbl)
+        getattr(self, "_on_" + k)(link, msg, rx_ms)
+
+    def _on_sync(self, link, msg, rx_ms):
+        if self.now_ms() - rx_ms > RETRY_MS:
+            # It waited in the desk's queue longer than the table waits for a reply: the table
+            # has asked again and would drop this answer. Answering it would only delay the
+            # answers still awaited (a desk behind on its queue would fall further behind).
+            return
+        fields = {"t1": msg["t1"], "t2": rx_ms, "re": msg["seq"]}
+        fields["t3"] = max(rx_ms, self.now_ms())
+        link.send(self._build("sync", fields, msg["tbl"]), msg["tbl"])
+
+    def _on_hello(self, link, msg, rx_ms):
+        self.store.hello(msg["tbl"], msg["board"], msg["fw"], msg.get("battery"))
+        self.pushed.pop(msg["tbl"], None)        # rebooted or reconnected: its next state counts
+        self.on_change("table", self.table_view(msg["tbl"]))
+
+    def _on_state(self, link, msg, rx_ms):
+        tbl = msg["tbl"]
+        self.store.state(tbl, msg, rx_ms)
+        r = self.round
+        if (r and r["state"] == "running" and msg["round"] < r["round"] and self.in_round(tbl)
+                and rx_ms - self.pushed.get(tbl, -REPUSH_MS) >= REPUSH_MS):
+            self.repush(tbl)
+        self.on_change("table", self.table_view(tbl))
+
+    def _on_record(self, link, msg, rx_ms):
+        tbl, round_no, first = msg["tbl"], msg["round"], msg["first"]
+        if first + len(msg["events"]) > MAX_RECORD_EVENTS or msg["total"] > MAX_RECORD_EVENTS:
+            self.drops["refused"] += 1
+            return
+        start = self.store.round(round_no)
+        flags = self.store.add_events(tbl, round_no, first, msg["events"], msg["total"], rx_ms,
+                                      start and start["start_ms"], LATE_MS, NOT_LATE)
+        if flags:
+            self.on_change("table", self.table_view(tbl))
+        r = self.store.result(tbl, round_no)
+        if r["result"] is not None and r["verified"] in (None, "incomplete") \
+                and self.store.event_count(tbl, round_no) >= r["events"]:
+            self.verify(tbl, round_no)
+
+    def _on_result(self, link, msg, rx_ms):
+        tbl, round_no = msg["tbl"], msg["round"]
+        if msg["events"] > MAX_RECORD_EVENTS:
+            self.drops["refused"] += 1
+            return
+        old = self.store.result(tbl, round_no)
+        same = (old is not None and old["result"] == msg["result"]
+                and old["events"] == msg["events"]
+                and (old["wins_a"], old["wins_b"]) == (msg["wins"]["A"], msg["wins"]["B"]))
+        if same and old["verified"] == "ok":
+            self._ack(tbl, round_no, msg["events"])         # the last ack was lost
+        elif not (same and old["verified"] == "mismatch"):  # a mismatch stays one
+            self.store.report_result(tbl, round_no, msg, rx_ms)
+            self.verify(tbl, round_no)
+
+    def verify(self, tbl, round_no):
+        """Verify the table's result (verification.py); ack it when "ok", once stored."""
+        acked = verification.verify(self.store, tbl, round_no)
+        if acked is not None:
+            self.store.commit()                    # stored for good before the table forgets
+            self._ack(tbl, round_no, acked)
+        view = self.table_view(tbl)
+        if view is not None:                       # an imported record's table may be unheard
+            self.on_change("table", view)
+
+    def _ack(self, tbl, round_no, events):
+        self.send_to(tbl, "ack", {"round": round_no, "events": events})
+        self.store.acked(tbl, round_no, events)
+
+    # --- sending ----------------------------------------------------------------------------
+
+    def _build(self, k, fields, tbl):
+        if self.enc.seq >= (self.event["boot"] + 1) * SEQ_BOOT:
+            # This boot's seqs are spent (16.7 M messages): take a new boot, as at a restart.
+            self.event = self.store.start_desk(self.event["name"], fingerprint(self.key),
+                                               unix_ms())
+            self.enc = Encoder(self.key, self.event["boot"])
+        return self.enc.build(k, fields, tbl)
+
+    def send_to(self, tbl, k, fields):
+        """One table: on the link it was last heard on, else on every link."""
+        line = self._build(k, fields, tbl)
+        link = self.route.get(tbl)
+        for l in [link] if link else self.links:
+            l.send(line, tbl)
