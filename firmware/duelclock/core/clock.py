@@ -30,23 +30,25 @@
 #   known well enough to carry it. Unequal floors (asymmetric paths) stay invisible, as to
 #   any 2-way sync.
 # The clock gives no desk time before FIRST exchanges: a lone held reply would be 100 ms
-# off, and on Wi-Fi (legs of 10 to 30 ms) the band of two exchanges is still ~10 ms wide;
-# of FIRST, the lowest legs are a few ms above their floors. While young (YOUNG exchanges)
+# off, and on Wi-Fi (legs of 10 to 30 ms) the band of two exchanges is still ~10 ms wide.
+# Four, not more: the simulator runs every clock 40x real time, so a 25-ms real round trip
+# is 1000 of its ms (MAX_DELAY_MS); at 8 its tables took minutes of round time to show desk
+# time and players' seating keys were refused (test_sim_room). While young (YOUNG exchanges)
 # every new fit is taken at once; later a move of the time shown of at most jump_ms is
 # slewed in at SLEW_RATE and a bigger one jumps. Without a
 # link the model runs on its drift, and error_ms grows with the drift's uncertainty.
 #
 # Exchanges: the first FIRST back to back (each as soon as the last reply is in: desk time
 # within a second of the desk answering, a table has at most one request out, so a hall
-# powering on is paced by the desk), then BURST at twice BURST_PERIOD_MS, BURST at twice
-# that, and so on up to MAX_PERIOD_MS (sooner if error_ms would pass budget_ms / 2): 40
+# powering on is paced by the desk), then BURST - FIRST at BURST_PERIOD_MS, BURST at twice
+# that, BURST at twice that, and so on up to MAX_PERIOD_MS (sooner if error_ms would pass budget_ms / 2): 40
 # exchanges in the first two minutes, then one every 16 s (7.5 messages a minute with the
 # replies; 10 a minute over the first half hour).
 SERIAL_BUDGET_MS = 5
 WIFI_BUDGET_MS = 20
 KEEP = 64                 # exchanges kept, newest last
 SPAN_MS = 1200000         # and none older than this (local ms): drift wanders with temperature
-FIRST = 8                 # exchanges before the clock gives desk time
+FIRST = 4                 # exchanges before the clock gives desk time
 MAX_PPM = 100             # crystals are off by tens of ppm, rarely more than this
 FLASH_PPM = 10            # a drift kept on flash is this good (temperature, ageing)
 FIT_PPM = 500             # a fitted drift beyond this is clipped (outliers, not crystals)
