@@ -41,10 +41,6 @@ from duelclock_desk.protocol import fingerprint
 from duelclock_desk.store import Store, StoreError
 
 TICK_S = 1.0
-# Link threads stamp receive times (a sync request's t2) and write sync replies (after t3)
-# only once they hold the GIL: CPython's default switch interval (5 ms) would let the loop
-# thread's batch hold them up that long, one leg of an exchange and not the other.
-SWITCH_S = 0.0005
 SSE_KEEPALIVE_S = 15.0
 SSE_QUEUE = 1000           # a subscriber that falls this far behind loses the oldest changes
 SSE_RETRY_MS = 1000        # a browser's EventSource reconnects this soon after losing the desk
@@ -119,7 +115,6 @@ class Service:
         self._mark = None
 
     async def start(self):
-        sys.setswitchinterval(SWITCH_S)
         store = Store(self.store_path)
         try:
             event = store.start_desk(self.event_name, fingerprint(self.key), unix_ms())

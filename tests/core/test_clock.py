@@ -104,8 +104,9 @@ def test_no_desk_time_before_the_first_exchanges():
     t4 = 1010 + clock.FIRST - 1
     assert c.synced and c.desk_now_ms(t4) == t4 + 3996 and c.desk_now_ms(t4 + 1000) == t4 + 4996
     assert c.age_ms(t4 + 500) == 500
-    # Equal legs in every exchange: within the ms stamps, and at most half the 8-ms delay.
-    assert clock.QUANT_MS <= c.error_ms(t4) <= 4
+    # Equal legs in every exchange: about half the 8-ms delay (two exchanges' band), and the
+    # ms stamps.
+    assert clock.QUANT_MS <= c.error_ms(t4) < 6
 
 
 def test_serial_within_0_8_ms_from_the_first_desk_time_and_half_a_ms_after_a_minute():

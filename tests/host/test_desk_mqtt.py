@@ -62,8 +62,10 @@ def test_round_state_will_and_result_over_mqtt(tmp_path):
             await until(lambda: tables[0].acked == (2, 8), what="ack")
             room.crash(5)                                   # its will: "offline"
             await until(lambda: "offline" in svc.desk.table_view(5)["alerts"], what="will")
-            views = {v["table"]: v for v in svc.desk.status()["tables"]}
-            assert views[1]["verified"] == "ok" and views[2]["alerts"] == []
+            # A young clock on a loaded machine may report its error over the alert's edge
+            # for a moment ("sync"): looked at until the table's next states clear it.
+            await until(lambda: svc.desk.table_view(2)["alerts"] == [], what="no alert")
+            assert svc.desk.table_view(1)["verified"] == "ok"
             assert all(n == 0 for n in svc.desk.drops.values()), svc.desk.drops
             # A table that boots late gets the round re-pushed to it, signed with its own
             # key (nothing is retained, no line is for all tables).

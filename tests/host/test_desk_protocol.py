@@ -268,7 +268,7 @@ def test_a_will_from_a_table_never_heard_from_is_ignored(tmp_path):
 def test_a_refused_command_sends_nothing_and_uses_no_seq(tmp_path):
     r = room(tmp_path, n=1)
     start(r)
-    seq = r.desk.enc.seq
+    seq, replies = r.desk.enc.seq, r.tables[1].sync_replies
     too_long = {"k%02d" % i: "x" * 40 for i in range(30)}
     for name, args in (("rules", {"name": "KR", "settings": too_long}),
                        ("rules", {"name": "KR", "settings": {"a": 1.5}}),
@@ -277,7 +277,9 @@ def test_a_refused_command_sends_nothing_and_uses_no_seq(tmp_path):
         with pytest.raises(CommandError):
             r.desk.run("judge", name, args)
     r.run(100)
-    assert r.desk.enc.seq == seq and [m["k"] for m in r.tables[1].taken] == ["round"]
+    # The only seqs used meanwhile: the replies to the table's sync requests.
+    assert r.desk.enc.seq - seq == r.tables[1].sync_replies - replies
+    assert [m["k"] for m in r.tables[1].taken] == ["round"]
     assert r.desk.round["round"] == 1 and len(r.store.cmds(1)) == 1
 
 
