@@ -43,9 +43,11 @@
 # Exchanges: the first FIRST back to back (each as soon as the last reply is in: desk time
 # within a second of the desk answering, a table has at most one request out, so a hall
 # powering on is paced by the desk), then BURST - FIRST at BURST_PERIOD_MS, BURST at twice
-# that, BURST at twice that, and so on up to MAX_PERIOD_MS (sooner if error_ms would pass budget_ms / 2): 40
-# exchanges in the first two minutes, then one every 16 s (7.5 messages a minute with the
-# replies; 10 a minute over the first half hour).
+# that, BURST at twice that, and so on up to MAX_PERIOD_MS (sooner if error_ms would pass
+# budget_ms / 2): 32 exchanges in the first two minutes, then one every 16 s (7.5 messages
+# a minute with the replies; 9 a minute over the first half hour). A first period of 500 ms
+# was tried (issue 12): 2,000 tables powered on together then kept the desk so busy that a
+# round start took 19 s to reach them all (1.2 s at 1,000 ms).
 SERIAL_BUDGET_MS = 5
 WIFI_BUDGET_MS = 20
 KEEP = 64                 # exchanges kept, newest last
@@ -64,7 +66,7 @@ MAX_DELAY_MS = 1000       # above this a sample is worthless
 SLEW_RATE = 0.005         # ms per ms: 5 ms per second (a shown second lasts 995 to 1005 ms)
 YOUNG = 16                # exchanges before corrections are slewed rather than taken at once
 BURST = 8                 # exchanges per period step
-BURST_PERIOD_MS = 500     # after FIRST: this << (exchanges // BURST) apart
+BURST_PERIOD_MS = 1000    # after FIRST: this << (exchanges // BURST) apart
 MAX_PERIOD_MS = 16000
 RETRY_MS = 2000           # no reply to a request: ask again this much later (or the period)
 
