@@ -17,37 +17,23 @@
 # The model: desk(local) = local + off + frac + drift * (local - ref), from the last KEEP
 # exchanges (none older than SPAN_MS):
 # - the drift is a least-squares slope through their offsets, each weighted by its delay
-#   (1 / (QUANT_MS^2 + ((delay - floor) / 2)^2): an offset can be off by half the delay's
-#   excess over the legs' floor, and the lowest delay kept is itself above that floor by
-#   about QUANT_MS + lowest / SLACK_PART: a ms on USB, 6 on Wi-Fi), with a prior: the drift
-#   kept on flash (+/-FLASH_PPM) or 0 (+/-2 MAX_PPM), so a span too short for the noise
-#   claims little;
+#   (1 / (QUANT_MS^2 + ((delay - lowest + SLACK_MS) / 2)^2): an offset can be off by half
+#   the delay's excess over the legs' floor), with a prior: the drift kept on flash
+#   (+/-FLASH_PPM) or 0 (+/-2 MAX_PPM), so a span too short for the noise claims little;
 # - the offset now is the middle of the band between the lowest "offset + leg out" line and
-#   the highest "offset - leg back" line of that slope, each exchange's bound loosened by
-#   what WIDEN standard deviations of drift move it over its age (the older, the looser).
-#   Only the exchanges nearest the legs' floors set the band: a held packet or a slow one
-#   (far above the lowest delay) never does, and an old one counts only once the drift is
-#   known well enough to carry it. Unequal floors (asymmetric paths) stay invisible, as to
-#   any 2-way sync.
-# The clock gives no desk time before FIRST exchanges: a lone held reply would be 100 ms
-# off; the band of two is ~10 ms wide on Wi-Fi, inside its budget, and narrows with each
-# exchange after. 8 and 4 were tried (issue 12): a tighter first minute, but the
-# simulator's 40x tables (a real 25-ms round trip is 1000 of their ms, MAX_DELAY_MS) showed
-# desk time late and test_sim_room's seating keys were refused; a desk GIL switch interval
-# of 0.5 ms tried with them was at fault too, so 2 is the count the e2e tests stand on.
-# While young (YOUNG exchanges)
-# every new fit is taken at once; later a move of the time shown of at most jump_ms is
-# slewed in at SLEW_RATE and a bigger one jumps. Without a
+#   the highest "offset - leg back" line of that slope, each exchange's bound widened by
+#   what WIDEN standard deviations of drift move it over its age. Only the exchanges nearest
+#   the legs' floors set the band: a held packet or a slow one (far above the lowest delay)
+#   never does, and an old one counts only once the drift is known well enough to carry it.
+#   Unequal floors (asymmetric paths) stay invisible, as to any 2-way sync.
+# The clock gives no desk time before FIRST exchanges (a lone held reply would be 100 ms
+# off; with two, the band comes from the legs that were not held). While young (YOUNG exchanges) every new fit is taken at once; later a move of the
+# time shown of at most jump_ms is slewed in at SLEW_RATE and a bigger one jumps. Without a
 # link the model runs on its drift, and error_ms grows with the drift's uncertainty.
 #
-# Exchanges: the first FIRST back to back (each as soon as the last reply is in: desk time
-# within a second of the desk answering, a table has at most one request out, so a hall
-# powering on is paced by the desk), then BURST - FIRST at BURST_PERIOD_MS, BURST at twice
-# that, BURST at twice that, and so on up to MAX_PERIOD_MS (sooner if error_ms would pass
-# budget_ms / 2): 32 exchanges in the first two minutes, then one every 16 s (7.5 messages
-# a minute with the replies; 9 a minute over the first half hour). A first period of 500 ms
-# was tried (issue 12): 2,000 tables powered on together then kept the desk so busy that a
-# round start took 19 s to reach them all (1.2 s at 1,000 ms).
+# Exchanges: BURST at BURST_PERIOD_MS, then BURST at twice that, and so on up to
+# MAX_PERIOD_MS (sooner if error_ms would pass budget_ms / 2): 32 exchanges in the first two
+# minutes, then one every 16 s (7.5 messages a minute with the replies).
 SERIAL_BUDGET_MS = 5
 WIFI_BUDGET_MS = 20
 KEEP = 64                 # exchanges kept, newest last
@@ -59,14 +45,14 @@ FIT_PPM = 500             # a fitted drift beyond this is clipped (outliers, not
 FLOOR_PPM = 1             # drift wander (temperature) no fit can rule out
 WIDEN = 2                 # standard deviations of drift an old exchange's bound is widened by
 QUANT_MS = 0.5            # 1-ms stamps: no offset is known better than this
-SLACK_PART = 4            # the lowest delay kept is above the legs' floor by ~1/this of it
+SLACK_MS = 5              # the lowest delay kept is above the legs' floor by about this
 NEAR = 3                  # the NEAR-th lowest delay over the lowest: how loose the band is
 MIN_DELAY_MS = -2         # below this a sample is absurd (ms stamps can make 0 look like -2)
 MAX_DELAY_MS = 1000       # above this a sample is worthless
 SLEW_RATE = 0.005         # ms per ms: 5 ms per second (a shown second lasts 995 to 1005 ms)
 YOUNG = 16                # exchanges before corrections are slewed rather than taken at once
 BURST = 8                 # exchanges per period step
-BURST_PERIOD_MS = 1000    # after FIRST: this << (exchanges // BURST) apart
+BURST_PERIOD_MS = 1000     # the first period; every BURST exchanges it doubles
 MAX_PERIOD_MS = 16000
 RETRY_MS = 2000           # no reply to a request: ask again this much later (or the period)
 
@@ -149,13 +135,11 @@ class Clock:
         fs = [s[1] - ry for s in ss]                     # t2 - t1 - y0: offset + leg out
         bs = [s[2] - ry for s in ss]                     # t3 - t4 - y0: offset - leg back
         y0 = ry + by
-        ds = sorted(fs[i] - bs[i] for i in range(n))     # the delays kept, lowest first
-        low = ds[0]
+        low = min(fs[i] - bs[i] for i in range(n))       # the lowest delay kept
         # The drift: least squares through the offsets weighted by their delays, with the
         # prior; the weights are scaled by the last fit's residuals (how good a weight-1
         # sample really is).
-        floor = low - QUANT_MS - low / SLACK_PART        # the legs' floor, about
-        ws = [1 / (QUANT_MS * QUANT_MS + ((fs[i] - bs[i] - floor) / 2) ** 2)
+        ws = [1 / (QUANT_MS * QUANT_MS + ((fs[i] - bs[i] - low + SLACK_MS) / 2) ** 2)
               for i in range(n)]
         sw = sum(ws)
         xm = sum(ws[i] * xs[i] for i in range(n)) / sw
@@ -174,15 +158,15 @@ class Clock:
         sd = (self._scale / (sxx + p)) ** 0.5
         # The offset now: the middle of the band between the lowest outbound line and the
         # highest return line of that slope. Held packets only lengthen legs, so they never
-        # set the band. A bound loosens by what WIDEN sd of drift moves it over its age
-        # (xs <= 0: an upper bound rises with a steeper slope, a lower one falls).
-        up = min(fs[i] - (drift + WIDEN * sd) * xs[i] for i in range(n))
-        down = max(bs[i] - (drift - WIDEN * sd) * xs[i] for i in range(n))
+        # set the band. A bound widens by what WIDEN sd of drift moves it over its age.
+        up = min(fs[i] - (drift - WIDEN * sd) * xs[i] for i in range(n))
+        down = max(bs[i] - (drift + WIDEN * sd) * xs[i] for i in range(n))
         frac = (up + down) / 2
         if n >= 3:
             # How far the band's edges may sit from the legs' floors: the NEAR-th lowest
             # delay's excess, and the lowest delay over the count (unequal floors are
             # invisible to any 2-way sync).
+            ds = sorted(fs[i] - bs[i] for i in range(n))
             noise = QUANT_MS + (ds[min(NEAR, n - 1)] - low) / 2 + low / (2 * n)
         else:
             noise = low / 2 + 2 * QUANT_MS               # one leg may have taken it all
@@ -237,21 +221,19 @@ class Clock:
                 + abs(self._pending(local_ms)))
 
     def next_exchange_in_ms(self, local_ms):
-        """Ms until the app should send the next sync request (0: now): at once after each
-        reply until FIRST (no desk time to show yet), then BURST_PERIOD_MS << (exchanges //
-        BURST) apart up to MAX_PERIOD_MS, and sooner (not under BURST_PERIOD_MS) if
-        error_ms would pass budget_ms / 2 first. A request left after the last exchange and
-        unanswered is asked again RETRY_MS (or the period, if shorter) after it left."""
+        """Ms until the app should send the next sync request (0: now): BURST_PERIOD_MS apart
+        for the first BURST exchanges, doubling every BURST up to MAX_PERIOD_MS, and
+        sooner (not under BURST_PERIOD_MS) if error_ms would pass budget_ms / 2 first. A
+        request left after the last exchange and unanswered is asked again RETRY_MS (or the
+        period, if shorter) after it left."""
         period = BURST_PERIOD_MS
         due = local_ms
         if self._last is not None:
-            period = min(MAX_PERIOD_MS, BURST_PERIOD_MS << min(16, self._count // BURST))
+            period = min(MAX_PERIOD_MS, BURST_PERIOD_MS << min(4, self._count // BURST))
             due = self._last + period
             spare = self.budget_ms / 2 - self._noise
             reach = self._ref + int(spare / self._drift_err) if spare > 0 else self._last
             due = max(min(due, reach), self._last + BURST_PERIOD_MS)
-            if self._count < FIRST:
-                due = self._last
         if self._sent is not None and (self._last is None or self._sent > self._last):
             due = max(due, self._sent + min(period, RETRY_MS))
         return max(0, due - local_ms)
