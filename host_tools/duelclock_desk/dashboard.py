@@ -397,7 +397,7 @@ def table_page(svc, tbl, round_no):
             _penalties(store.penalties(tbl, round_no)), _sync(svc.watch.sync_history(tbl)),
             '<section id="sheet" class="sheet"><h2 data-i18n="lp_sheet">LP sheet</h2>',
             sheet or '<p data-i18n="no_record">No record stored yet: a table sends its record '
-                     'when the match is over.</p>',
+                     'as the match is played.</p>',
             "</section></body></html>\n"]
     return "".join(out)
 

@@ -71,7 +71,7 @@ const STR = {
     cs_unnamed: 'no pairing names the player: give it at the next table by hand',
     carry_confirm: 'Confirm', carry_decline: 'Decline',
     c_carry_confirm: 'Carry %s to %s\'s next match?', c_carry_decline: 'Not carry %s of %s?',
-    no_record: 'No record stored yet: a table sends its record when the match is over.',
+    no_record: 'No record stored yet: a table sends its record as the match is played.',
   },
   ko: {
     title: 'duelclock 데스크', skip_room: '테이블 현황으로 건너뛰기', language: '언어',
@@ -138,7 +138,7 @@ const STR = {
     cs_unnamed: '대진표에 플레이어 이름이 없음: 다음 테이블에서 직접 적용',
     carry_confirm: '확인', carry_decline: '적용 안 함',
     c_carry_confirm: '%s을(를) %s의 다음 매치에 적용할까요?', c_carry_decline: '%s을(를) %s에게 적용하지 않을까요?',
-    no_record: '아직 저장된 기록이 없습니다. 테이블은 매치가 끝나면 기록을 보냅니다.',
+    no_record: '아직 저장된 기록이 없습니다. 테이블은 매치 중에 기록을 보냅니다.',
   },
   id: {
     title: 'Meja juri duelclock', skip_room: 'Langsung ke ruangan', language: 'Bahasa',
@@ -205,7 +205,7 @@ const STR = {
     cs_unnamed: 'nama pemain tidak ada di pairing: berikan manual di meja berikutnya',
     carry_confirm: 'Konfirmasi', carry_decline: 'Tolak',
     c_carry_confirm: 'Berlakukan %s di match berikutnya %s?', c_carry_decline: 'Tidak memberlakukan %s untuk %s?',
-    no_record: 'Belum ada catatan: meja mengirim catatannya saat match selesai.',
+    no_record: 'Belum ada catatan: meja mengirim catatannya selama match berlangsung.',
   },
 };
 
