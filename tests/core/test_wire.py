@@ -2,6 +2,7 @@
 # framing, drops.
 # Desk and tables are joined by an in-memory link: bytes out of one Encoder, into a Decoder.
 import binascii
+import json
 import hashlib
 
 from duelclock.core import wire
@@ -188,6 +189,26 @@ def test_forged_messages_are_dropped():
     for key in (KEY, tk(18), command_key(tk(17))):
         dec = Decoder(KEY)
         assert dec.feed(encode(with_(STATE, v=1, k="state", tbl=17, seq=0), key)) == []
+        only_drop(dec, "sig")
+
+
+def test_a_line_is_checked_as_it_came_or_on_its_canonical_form():
+    # signed_line's own bytes are checked as they came (no canonical JSON rebuilt); a line
+    # written otherwise (keys in another order, spaces) is checked on its canonical form; a
+    # sig that is no string, or one glued to bytes it was not made for, is a "sig" drop.
+    line = Encoder(KEY, 0).build("extend", {"round": 2, "ms": 60000}, tbl=17)
+    msg = json.loads(line)
+    sig = msg.pop("sig")
+    spaced = json.dumps(dict([("sig", sig)] + sorted(msg.items(), reverse=True))).encode()
+    for ok in (line, spaced + b"\n"):
+        dec = Decoder(tk(17), tbl=17)
+        got = dec.feed(ok)
+        assert [m["ms"] for m in got] == [60000], ok
+    tail = b',"sig":"' + sig.encode() + b'"}\n'
+    for bad in (line[:-len(tail)] + b',"sig":5}\n', line[:-len(tail)] + b',"sig":["x"]}\n',
+                line[:-len(tail)] + b',"ms":1' + tail):
+        dec = Decoder(tk(17), tbl=17)
+        assert dec.feed(bad) == [], bad
         only_drop(dec, "sig")
 
 
