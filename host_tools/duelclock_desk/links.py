@@ -54,7 +54,12 @@ class Link:
         """Bytes from the wire. `whole`: `data` is a message of its own (an MQTT payload),
         framed apart from the stream; `retained`: a broker's retained copy, maybe old."""
         rx_ms = self.sink.now_ms()
-        split = Lines(MAX_LINE_BYTES).feed(data + b"\n") if whole else self._lines.feed(data)
+        if whole and len(data) <= MAX_LINE_BYTES and b"\n" not in data:
+            split = [data]                 # the usual payload: one line, no splitter needed
+        elif whole:
+            split = Lines(MAX_LINE_BYTES).feed(data + b"\n")
+        else:
+            split = self._lines.feed(data)
         lines = [x for x in split if x is None or x.strip()]     # None: a line too long
         if lines:
             self.sink.lines(self, lines, rx_ms, retained)

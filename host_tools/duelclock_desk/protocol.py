@@ -109,7 +109,9 @@ class Protocol:
         if first + len(msg["events"]) > MAX_RECORD_EVENTS or msg["total"] > MAX_RECORD_EVENTS:
             self.drops["refused"] += 1
             return
-        start = self.store.round(round_no)
+        # The running round's start is at hand (a round start's records are 2,000 at once).
+        r = self.round
+        start = r if r and r["round"] == round_no else self.store.round(round_no)
         flags = self.store.add_events(tbl, round_no, first, msg["events"], msg["total"], rx_ms,
                                       start and start["start_ms"], LATE_MS, NOT_LATE)
         if flags:

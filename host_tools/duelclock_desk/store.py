@@ -319,26 +319,28 @@ class Store:
         flags = []
         for i, ev in enumerate(events):
             idx, body = first + i, dumps(ev)
-            old = self._one("SELECT event FROM records WHERE tbl = ? AND round = ? AND idx = ?",
-                            (tbl, round_no, idx))
-            if old is None:
-                self.db.execute("INSERT INTO records VALUES (?, ?, ?, ?)",
-                                (tbl, round_no, idx, body))
+            if self.db.execute("INSERT OR IGNORE INTO records VALUES (?, ?, ?, ?)",
+                               (tbl, round_no, idx, body)).rowcount:
                 delay = None if start_ms is None or type(ev.get("t")) is not int \
                     or ev.get("ev") in not_late else rx_ms - start_ms - ev["t"]
                 if delay is not None and delay > late_ms:
                     flags.append((idx, "late", str(delay)))
-            elif old[0] != body:
+                continue
+            old = self._one("SELECT event FROM records WHERE tbl = ? AND round = ? AND idx = ?",
+                            (tbl, round_no, idx))
+            if old[0] != body:
                 flags.append((idx, "changed", body))
-        self.db.executemany("INSERT OR REPLACE INTO record_flags VALUES (?, ?, ?, ?, ?, ?)",
-                            [(tbl, round_no, idx, kind, detail, rx_ms)
-                             for idx, kind, detail in flags])
-        self.db.execute(
-            "INSERT INTO results (tbl, round, total) VALUES (?, ?, ?) ON CONFLICT (tbl, round)"
-            " DO UPDATE SET total = MAX(total, excluded.total)", (tbl, round_no, total))
-        self._reload("results", tbl, round_no)
         if flags:
+            self.db.executemany("INSERT OR REPLACE INTO record_flags VALUES (?, ?, ?, ?, ?, ?)",
+                                [(tbl, round_no, idx, kind, detail, rx_ms)
+                                 for idx, kind, detail in flags])
             self._reload("flags", tbl, round_no)
+        known = self._rounds.get(("results", round_no), {}).get(tbl)
+        if not known or known[0]["total"] < total:      # the memo is the table: no news
+            self.db.execute(
+                "INSERT INTO results (tbl, round, total) VALUES (?, ?, ?) ON CONFLICT (tbl, round)"
+                " DO UPDATE SET total = MAX(total, excluded.total)", (tbl, round_no, total))
+            self._reload("results", tbl, round_no)
         return flags
 
     def events(self, tbl, round_no, count=None):
