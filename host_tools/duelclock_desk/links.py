@@ -13,14 +13,13 @@ reply's t2). The sink (the desk service) is called from the link's own thread: i
 thread-safe. It also gets `sink.link_status(link, tbl, online)`: tbl None for the whole link.
 """
 import select
-import socket
 import threading
 from urllib.parse import urlsplit
 
 import serial
-from paho.mqtt import client as mqtt
 
 from duelclock.core.record import Lines
+from duelclock_desk import mqtt
 from duelclock.core.wire import MAX_LINE_BYTES
 
 RETRY_S = 1.0              # a lost serial port or socket is reopened this often
@@ -50,10 +49,12 @@ class Link:
     def info(self):
         return {"url": self.url, "up": self.up}
 
-    def receive(self, data, whole=False, retained=False):
+    def receive(self, data, whole=False, retained=False, rx_ms=None):
         """Bytes from the wire. `whole`: `data` is a message of its own (an MQTT payload),
-        framed apart from the stream; `retained`: a broker's retained copy, maybe old."""
-        rx_ms = self.sink.now_ms()
+        framed apart from the stream; `retained`: a broker's retained copy, maybe old;
+        rx_ms: when they were read (default: now)."""
+        if rx_ms is None:
+            rx_ms = self.sink.now_ms()
         if whole and len(data) <= MAX_LINE_BYTES and b"\n" not in data:
             split = [data]                 # the usual payload: one line, no splitter needed
         elif whole:
@@ -157,8 +158,9 @@ def _reader(port):
 
 
 class MqttLink(Link):
-    """The tables over an MQTT broker (docs/protocol.md, "Links"), paho-mqtt, a persistent
-    session so QoS 1 reports wait at the broker while the desk restarts.
+    """The tables over an MQTT broker (docs/protocol.md, "Links"), the desk's own client
+    (mqtt.py), a persistent session so QoS 1 reports wait at the broker while the desk
+    restarts.
 
       duelclock/<event>/table/<n>/cmd    desk -> n, QoS 1: everything for one table
       duelclock/<event>/table/<n>/state  n -> desk, QoS 0, retained; last will "offline"
@@ -179,53 +181,35 @@ class MqttLink(Link):
 
     def start(self, sink):
         super().start(sink)
-        c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2,
-                        client_id="duelclock-desk-" + self.event, clean_session=False)
-        if self._auth:
-            c.username_pw_set(*self._auth)
-        c.on_socket_open = _nodelay
+        c = mqtt.Client(self._host, self._port, "duelclock-desk-" + self.event, self._auth,
+                        MQTT_KEEPALIVE_S, now=sink.now_ms)
         c.on_connect = self._on_connect
-        c.on_disconnect = self._on_disconnect
+        c.on_disconnect = lambda: self._status(False)
         c.on_message = self._on_message
-        c.max_inflight_messages_set(1000)    # a round start to 1000 tables is 1000 QoS 1 sends
-        c.reconnect_delay_set(1, 5)
-        c.connect_async(self._host, self._port, MQTT_KEEPALIVE_S)
-        c.loop_start()
+        c.start()
         self._client = c
 
     def stop(self):
         if self._client:
-            self._client.disconnect()
-            self._client.loop_stop()
+            self._client.stop()
 
     def send(self, line, tbl):
         self._client.publish(self._base + "table/%d/cmd" % tbl, line, 1)
 
-    def _on_connect(self, client, userdata, flags, reason, props):
-        if reason.is_failure:
-            return
+    def _on_connect(self):
         b = self._base
-        client.subscribe([(b + "table/+/state", 0), (b + "table/+/report", 1)])
+        self._client.subscribe([(b + "table/+/state", 0), (b + "table/+/report", 1)])
         self._status(True)
 
-    def _on_disconnect(self, client, userdata, flags, reason, props):
-        self._status(False)
-
-    def _on_message(self, client, userdata, msg):
-        rest = msg.topic[len(self._base):] if msg.topic.startswith(self._base) else ""
+    def _on_message(self, topic, payload, retained, rx_ms):
+        rest = topic[len(self._base):] if topic.startswith(self._base) else ""
         parts = rest.split("/")
         if len(parts) != 3 or parts[0] != "table" or not parts[1].isdigit():
             return
-        if parts[2] == "state" and msg.payload.strip() == b"offline":
+        if parts[2] == "state" and payload.strip() == b"offline":
             self.sink.link_status(self, int(parts[1]), False)
-        elif msg.payload:
-            self.receive(msg.payload, whole=True, retained=msg.retain)
-
-
-def _nodelay(client, userdata, sock):
-    # Nagle + delayed ACK would hold a sync reply up to ~40 ms behind the packet before it
-    # (shared/toolchain.md): its t3 would be that much wrong.
-    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        elif payload:
+            self.receive(payload, whole=True, retained=retained, rx_ms=rx_ms)
 
 
 # URL scheme -> link class; a bare path (/dev/ttyACM0, COM3) is a serial port.

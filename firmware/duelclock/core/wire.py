@@ -274,7 +274,10 @@ class Decoder:
         # signed_line appends the sig to the canonical body: a line that ends so is checked
         # as it came, which parses to the message signed (rebuilding the canonical JSON is
         # most of a decode's cost on a board and at the desk).
-        tail = b',"sig":"%s"}' % sig.encode() if type(sig) is str else None
+        try:
+            tail = b',"sig":"%s"}' % sig.encode()
+        except (AttributeError, UnicodeError):  # no string, or a lone surrogate (CPython)
+            tail = None
         if tail and line.endswith(tail):
             body = line[:-len(tail)] + b"}"
         else:
