@@ -1,0 +1,188 @@
+"""The desk's own MQTT client (duelclock_desk/mqtt.py) against a real mosquitto: sends that
+wait out a dropped link and arrive once, a broker gone silent, and bytes no broker sends."""
+import os
+import shutil
+import socket
+import threading
+import time
+
+import pytest
+
+from duelclock_desk import mqtt
+from duelclock_desk.broker import Mosquitto, free_port
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("mosquitto") is None and not os.access("/usr/sbin/mosquitto", os.X_OK),
+    reason="mosquitto is not installed (apt-get install -y mosquitto)")
+
+
+def until(cond, timeout_s=15.0, what=""):
+    end = time.monotonic() + timeout_s
+    while not cond():
+        assert time.monotonic() < end, "timed out: " + what
+        time.sleep(0.01)
+
+
+class Cut:
+    """A TCP relay to the broker that can be cut (connections closed, new ones refused while
+    cut) or made silent (connections kept, nothing relayed): the desk's Wi-Fi or cable."""
+
+    def __init__(self, broker_port):
+        self.broker_port = broker_port
+        self.port = free_port()
+        self.mode = "up"                        # up, cut, silent
+        self._socks = []
+        self._srv = socket.create_server(("127.0.0.1", self.port))
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self):
+        while True:
+            try:
+                c, _ = self._srv.accept()
+            except OSError:
+                return
+            if self.mode == "cut":
+                c.close()
+                continue
+            b = socket.create_connection(("127.0.0.1", self.broker_port))
+            self._socks += [c, b]
+            for src, dst in ((c, b), (b, c)):
+                threading.Thread(target=self._pipe, args=(src, dst), daemon=True).start()
+
+    def _pipe(self, src, dst):
+        try:
+            while True:
+                data = src.recv(65536)
+                if not data:
+                    break
+                if self.mode == "up":
+                    dst.sendall(data)
+        except OSError:
+            pass
+        for s in (src, dst):
+            try:
+                s.close()
+            except OSError:
+                pass
+
+    def set(self, mode):
+        self.mode = mode
+        if mode == "cut":
+            for s in self._socks:
+                try:
+                    s.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+            self._socks = []
+
+    def close(self):
+        self.set("cut")
+        self._srv.close()
+
+
+def receiver(port, topic):
+    """A client subscribed to `topic` at QoS 1: (client, [payloads received])."""
+    got = []
+    c = mqtt.Client("127.0.0.1", port, "test-receiver")
+    c.on_connect = lambda: c.subscribe([(topic, 1)])
+    c.on_message = lambda t, payload, retained, rx: got.append(payload)
+    c.start()
+    return c, got
+
+
+@pytest.fixture
+def broker():
+    b = Mosquitto()
+    yield b
+    b.stop()
+
+
+def test_sends_wait_out_a_cut_link_and_arrive_once(broker):
+    cut = Cut(broker.port)
+    rx, got = receiver(broker.port, "t/x")
+    ups = []
+    tx = mqtt.Client("127.0.0.1", cut.port, "test-sender")
+    tx.on_connect = lambda: ups.append(1)
+    tx.on_disconnect = lambda: ups.append(0)
+    tx.start()
+    try:
+        until(lambda: ups == [1], what="the sender connected")
+        time.sleep(0.2)                         # the receiver's SUBSCRIBE is in
+        tx.publish("t/x", b"before")
+        until(lambda: got == [b"before"], what="a send on a live link")
+        cut.set("cut")
+        until(lambda: ups == [1, 0], what="the cut seen")
+        for n in range(50):                     # sent while no broker is reachable
+            tx.publish("t/x", b"during %d" % n)
+        time.sleep(1.5)                         # a reconnect or two refused meanwhile
+        cut.set("up")
+        until(lambda: len(got) == 51, what="the sends made during the cut")
+        assert got == [b"before"] + [b"during %d" % n for n in range(50)]
+        assert ups[-1] == 1
+        time.sleep(0.5)
+        assert len(got) == 51                   # each once: the broker's PUBACK ends a send
+        assert not tx._inflight
+    finally:
+        tx.stop()
+        rx.stop()
+        cut.close()
+
+
+def test_a_silent_broker_is_left_and_the_client_comes_back(broker):
+    cut = Cut(broker.port)
+    ups = []
+    c = mqtt.Client("127.0.0.1", cut.port, "test-silent", keepalive_s=2)
+    c.on_connect = lambda: ups.append(1)
+    c.on_disconnect = lambda: ups.append(0)
+    c.start()
+    try:
+        until(lambda: ups == [1], what="connected")
+        cut.set("silent")                       # the TCP connection stays, nothing comes
+        until(lambda: ups == [1, 0], timeout_s=10, what="silence noticed (1.5 keepalives)")
+        cut.set("up")
+        until(lambda: ups == [1, 0, 1], timeout_s=15, what="back")
+    finally:
+        c.stop()
+        cut.close()
+
+
+def test_a_refused_connect_and_garbage_from_the_broker_are_retried():
+    # A "broker" that answers CONNACK with "not authorised", then one that sends a packet
+    # length no MQTT packet has: the client drops each connection and tries again.
+    srv = socket.create_server(("127.0.0.1", 0))
+    port = srv.getsockname()[1]
+    answers = [b"\x20\x02\x00\x05", b"\x20\x02\x00\x00" + b"\x30\xff\xff\xff\xff\x7f"]
+    seen = []
+
+    def serve():
+        for answer in answers:
+            s, _ = srv.accept()
+            s.recv(1024)                        # CONNECT
+            s.sendall(answer)
+            seen.append(s)
+    threading.Thread(target=serve, daemon=True).start()
+    ups = []
+    c = mqtt.Client("127.0.0.1", port, "test-garbage")
+    c.on_connect = lambda: ups.append(1)
+    c.on_disconnect = lambda: ups.append(0)
+    c.start()
+    try:
+        until(lambda: ups == [1, 0], timeout_s=10, what="refused, then garbage dropped")
+        assert len(seen) == 2
+    finally:
+        c.stop()
+        srv.close()
+        for s in seen:
+            s.close()
+
+
+def test_packets_are_parsed_across_reads():
+    pub = mqtt._packet(mqtt.PUBLISH, 2, b"\x00\x03a/b\x00\x07" + b"x" * 200)
+    data = pub + mqtt._packet(mqtt.PUBACK, 0, b"\x00\x07")
+    for cut_at in range(len(data) + 1):
+        head, used = mqtt._parse(bytearray(data[:cut_at]))
+        rest, used2 = mqtt._parse(bytearray(data[used:]))
+        assert [k for k, _, _ in head + rest] == [mqtt.PUBLISH, mqtt.PUBACK], cut_at
+        assert used + used2 == len(data)
+    with pytest.raises(mqtt.MqttError):
+        mqtt._parse(bytearray(b"\x30\xff\xff\xff\xff\x01"))
