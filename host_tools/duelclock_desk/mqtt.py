@@ -175,11 +175,14 @@ class Client:
     def _connect(self):
         sock = socket.create_connection((self.host, self.port), CONNECT_TIMEOUT_S)
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        flags = 0xc0 if self.auth else 0      # user name, password; clean session 0
+        user, password = self.auth or (None, None)
+        flags = (0x80 if user else 0) | (0x40 if user and password is not None else 0)
         body = _str("MQTT") + bytes([4, flags]) + struct.pack("!H", self.keepalive_s)
-        body += _str(self.client_id)
-        if self.auth:
-            body += _str(self.auth[0]) + _str(self.auth[1] or "")
+        body += _str(self.client_id)                       # clean session 0: flag bit 1 clear
+        if flags & 0x80:
+            body += _str(user)
+        if flags & 0x40:
+            body += _str(password)
         sock.sendall(_packet(CONNECT, 0, body))
         buf = b""
         while len(buf) < 4:

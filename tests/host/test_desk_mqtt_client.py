@@ -3,6 +3,8 @@ wait out a dropped link and arrive once, a broker gone silent, and bytes no brok
 import os
 import shutil
 import socket
+import subprocess
+import tempfile
 import threading
 import time
 
@@ -186,3 +188,39 @@ def test_packets_are_parsed_across_reads():
         assert used + used2 == len(data)
     with pytest.raises(mqtt.MqttError):
         mqtt._parse(bytearray(b"\x30\xff\xff\xff\xff\x01"))
+
+
+def test_a_user_and_password_are_given_and_a_wrong_one_is_refused():
+    # mosquitto started as root reads its password file as its own user: a directory all
+    # may enter (pytest's tmp_path is not).
+    d = tempfile.mkdtemp(prefix="duelclock-auth-")
+    os.chmod(d, 0o755)
+    pw = os.path.join(d, "passwd")
+    subprocess.run([shutil.which("mosquitto_passwd") or "/usr/bin/mosquitto_passwd", "-b", "-c",
+                    pw, "desk", "s3cret"], check=True, capture_output=True)
+    os.chmod(pw, 0o644)
+    port = free_port()
+    conf = os.path.join(d, "m.conf")
+    with open(conf, "w") as f:
+        f.write("listener %d 127.0.0.1\nallow_anonymous false\npassword_file %s\n" % (port, pw))
+    exe = shutil.which("mosquitto") or "/usr/sbin/mosquitto"
+    proc = subprocess.Popen([exe, "-c", conf], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    clients = []
+    try:
+        ups = {}
+        for name, auth in (("good", ("desk", "s3cret")), ("bad", ("desk", "guess")),
+                           ("none", None)):
+            c = mqtt.Client("127.0.0.1", port, "test-" + name, auth)
+            c.on_connect = lambda name=name: ups.setdefault(name, True)
+            c.start()
+            clients.append(c)
+        until(lambda: "good" in ups, what="the right password let in")
+        time.sleep(1.5)
+        assert ups == {"good": True}
+    finally:
+        for c in clients:
+            c.stop()
+        proc.terminate()
+        proc.wait(5)
+        shutil.rmtree(d, ignore_errors=True)
