@@ -13,6 +13,7 @@ RESEND_MS = 10000
 STATE_MS = 5000
 STATE_CHECK_MS = 250
 RECORD_BATCH = 12
+LINGER_MS = 2000
 EVENT_KEY = bytes(range(32))
 TBL = 4
 ROUND = {"round": 2, "kind": "swiss", "start_ms": 50000, "limit_s": 2400, "cap_s": 1800,
@@ -87,7 +88,8 @@ def synced(s, link, desk, local_ms=0):
 def test_the_figures_here_are_the_sessions():
     # CPython keeps a private const's name; MicroPython compiles it away (nothing to compare).
     for name, value in (("_RESEND_MS", RESEND_MS), ("_STATE_MS", STATE_MS),
-                        ("_STATE_CHECK_MS", STATE_CHECK_MS), ("_RECORD_BATCH", RECORD_BATCH)):
+                        ("_STATE_CHECK_MS", STATE_CHECK_MS), ("_RECORD_BATCH", RECORD_BATCH),
+                        ("_LINGER_MS", LINGER_MS)):
         assert getattr(S, name, value) == value, name
 
 
@@ -155,6 +157,11 @@ def test_a_long_record_goes_in_batches_and_a_new_link_sends_what_was_not_acked()
     for _ in range(3):
         now += 20
         s.tick(now)
+    desk.take(link)
+    # Full batches go at once; the two events left wait LINGER_MS for company.
+    assert [m["first"] for m in desk.got if m["k"] == "record"] == [0, RECORD_BATCH]
+    now += LINGER_MS
+    s.tick(now)
     desk.take(link)
     firsts = [m["first"] for m in desk.got if m["k"] == "record"]
     assert firsts == [0, RECORD_BATCH, 2 * RECORD_BATCH]
@@ -268,7 +275,13 @@ def test_a_state_change_is_sent_at_the_next_look_and_running_clocks_are_not_a_ch
     s.feed(desk.cmd("round", ROUND), now + STATE_CHECK_MS)
     s.tick(now + STATE_CHECK_MS + 1)             # a command: looked at at once
     desk.take(link)
-    assert desk.kinds() == ["state", "record"] and desk.last("state")["round"] == 2
+    assert desk.kinds() == ["state"] and desk.last("state")["round"] == 2
+    s.tick(now + STATE_CHECK_MS + LINGER_MS)         # its round_start's record lingers
+    desk.take(link)
+    assert "record" not in desk.kinds()
+    s.tick(now + STATE_CHECK_MS + 1 + LINGER_MS)
+    desk.take(link)
+    assert desk.kinds()[-1] == "record" and desk.last("record")["first"] == 0
     desk.got = []
     s.feed(desk.cmd("ack", {"round": 2, "events": 1}), now + STATE_CHECK_MS + 2)
     s.tick(now + STATE_CHECK_MS + STATE_MS + 1)     # nothing changed: every STATE_MS

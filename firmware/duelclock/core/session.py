@@ -14,9 +14,13 @@
 #   | the desk holds | sent, no ack | not sent yet |
 #
 #   save(ev)          total + 1; a round_start begins a new match: everything 0
-#   tick, sent<total  a record message of up to _RECORD_BATCH events from `sent`
+#   tick, sent<total  a record message of up to _RECORD_BATCH events from `sent`, once the
+#                     oldest unsent one has waited _LINGER_MS (a burst of entries is one
+#                     message, and a round start's 2,000 records do not crowd its 2,000
+#                     states), at once when a batch is full or the match is over
 #   tick, over        once sent == total: the result (sent again with a resend)
-#   _RESEND_MS after the last record without an ack: sent = acked, the result again
+#   _RESEND_MS after the last record without an ack: sent = acked (no lingering), the
+#                     result again
 #   ack{events}       acked = max(acked, min(events, total)); over and all held: the
 #                     journal marks the match collected
 #   hello             sent = acked (a new link: the desk may have missed some)
@@ -55,6 +59,7 @@ _STATE_CHECK_MS = const(250)    # a state that changed by itself (time, lockout)
                                 # soon; a dict each link tick was 120 KB/s of garbage (issue 13)
 _RECORD_BATCH = const(12)       # events per record message: well inside 1024 bytes
 _RESEND_MS = const(10000)       # unacknowledged record: sent again after this long
+_LINGER_MS = const(2000)        # an event waits this long for others to share its record
 # Change every ms, or with every line an attacker sends: not a "change", sent every _STATE_MS.
 RUNNING = ("remaining_ms", "sync_age_ms", "sync_err_ms", "drops")
 
@@ -83,6 +88,7 @@ class Session:
         self.acked = 0                # events the desk holds
         self.sent = 0                 # events sent (acked <= sent <= total)
         self.sent_at = 0
+        self.unsent_at = None         # local ms the oldest unsent event was first seen
         self.result_sent = False
         self.sync_seq = None          # the sync request a reply is due for
         self.state_due = 0
@@ -245,7 +251,8 @@ class Session:
         if battery_pct is not None:
             fields["battery"] = battery_pct
         self._send("hello", fields)
-        self.sent = self.acked                          # the desk may have missed some
+        self.sent = self.acked                          # the desk may have missed some:
+        self.unsent_at = 0                              # old events, no lingering
 
     def state(self, local_ms):
         m = self.ui.match
@@ -289,10 +296,17 @@ class Session:
         if m is None or self.total == 0:
             return
         if self.sent > self.acked and now - self.sent_at > _RESEND_MS:
-            self.sent = self.acked                      # no ack came: send again,
+            self.sent = self.acked                      # no ack came: send again, at once,
+            self.unsent_at = 0
             self.result_sent = False                    # the result too (the desk acks it)
         if self.sent < self.total:
-            self._send_record(m.round_no, now)
+            if self.unsent_at is None:
+                self.unsent_at = now
+            if m.over or now - self.unsent_at >= _LINGER_MS \
+                    or self.total - self.sent >= _RECORD_BATCH:
+                self._send_record(m.round_no, now)
+        if self.sent == self.total:
+            self.unsent_at = None
         if m.over and not self.result_sent and self.sent >= self.total:
             self.result_sent = self._send("result", {"round": m.round_no, "result": m.result,
                                                      "wins": dict(m.wins), "events": self.total})
