@@ -186,8 +186,8 @@ class MqttLink(Link):
         c.on_connect = self._on_connect
         c.on_disconnect = lambda: self._status(False)
         c.on_message = self._on_message
+        self._client = c                 # before start(): on_connect uses it
         c.start()
-        self._client = c
 
     def stop(self):
         if self._client:

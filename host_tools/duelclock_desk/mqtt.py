@@ -19,6 +19,7 @@ desk's CPU when 2,000 tables answered a round start (`make bench`, round_start_*
 import select
 import socket
 import struct
+import sys
 import threading
 import time
 
@@ -31,16 +32,20 @@ CONNECT, CONNACK, PUBLISH, PUBACK, SUBSCRIBE, SUBACK = 1, 2, 3, 4, 8, 9
 PINGREQ, PINGRESP, DISCONNECT = 12, 13, 14
 
 
+# The packets (MQTT 3.1.1, 2.2): also what the bench's light tables speak (mqtt_tables.py).
+
 class MqttError(Exception):
     """The broker refused or broke the connection."""
 
 
-def _str(s):
+def string(s):
+    """An MQTT string: 2-byte length, UTF-8."""
     b = s.encode() if type(s) is str else s
     return struct.pack("!H", len(b)) + b
 
 
-def _packet(kind, flags, body):
+def packet(kind, flags, body):
+    """Fixed header (kind, flags, remaining length) + body."""
     n, size = len(body), bytearray()
     while True:
         b, n = n & 0x7f, n >> 7
@@ -49,7 +54,7 @@ def _packet(kind, flags, body):
             return bytes([kind << 4 | flags]) + bytes(size) + body
 
 
-def _parse(buf):
+def parse(buf):
     """The whole packets at the start of buf: ([(kind, flags, body)], bytes used)."""
     out, at = [], 0
     while at + 2 <= len(buf):
@@ -106,7 +111,7 @@ class Client:
             sock = self._sock
             if sock is not None:
                 try:
-                    sock.send(_packet(DISCONNECT, 0, b""))
+                    sock.send(packet(DISCONNECT, 0, b""))
                 except OSError:
                     pass
         self._wake()
@@ -118,18 +123,18 @@ class Client:
     def subscribe(self, topics):
         """[(filter, qos)]: asked once per connection (call it from on_connect)."""
         body = struct.pack("!H", self._next_pid()) + b"".join(
-            _str(t) + bytes([q]) for t, q in topics)
-        self._write(_packet(SUBSCRIBE, 2, body))
+            string(t) + bytes([q]) for t, q in topics)
+        self._write(packet(SUBSCRIBE, 2, body))
 
     def publish(self, topic, payload, qos=1):
         """Send now, or as soon as the broker is back (QoS 1: until it acks)."""
         if qos:
             with self._lock:
                 pid = self._next_pid()
-                pkt = _packet(PUBLISH, 2, _str(topic) + struct.pack("!H", pid) + payload)
+                pkt = packet(PUBLISH, 2, string(topic) + struct.pack("!H", pid) + payload)
                 self._inflight[pid] = pkt
         else:
-            pkt = _packet(PUBLISH, 0, _str(topic) + payload)
+            pkt = packet(PUBLISH, 0, string(topic) + payload)
         self._write(pkt)
 
     # --- the socket -------------------------------------------------------------------------
@@ -177,13 +182,13 @@ class Client:
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         user, password = self.auth or (None, None)
         flags = (0x80 if user else 0) | (0x40 if user and password is not None else 0)
-        body = _str("MQTT") + bytes([4, flags]) + struct.pack("!H", self.keepalive_s)
-        body += _str(self.client_id)                       # clean session 0: flag bit 1 clear
+        body = string("MQTT") + bytes([4, flags]) + struct.pack("!H", self.keepalive_s)
+        body += string(self.client_id)                       # clean session 0: flag bit 1 clear
         if flags & 0x80:
-            body += _str(user)
+            body += string(user)
         if flags & 0x40:
-            body += _str(password)
-        sock.sendall(_packet(CONNECT, 0, body))
+            body += string(password)
+        sock.sendall(packet(CONNECT, 0, body))
         buf = b""
         while len(buf) < 4:
             got = sock.recv(4 - len(buf))
@@ -209,7 +214,7 @@ class Client:
                 delay_s = min(RETRY_MAX_S, delay_s * 2)
                 continue
             delay_s = RETRY_S
-            self.on_connect()
+            self._call(self.on_connect)
             try:
                 self._serve(sock)
             except (OSError, MqttError):
@@ -220,7 +225,7 @@ class Client:
                 sock.close()
             except OSError:
                 pass
-            self.on_disconnect()
+            self._call(self.on_disconnect)
             if not self._stop.is_set():
                 self._stop.wait(RETRY_S)
 
@@ -244,14 +249,23 @@ class Client:
                     raise MqttError("the broker closed the connection")
                 heard = now
                 buf += data
-                packets, used = _parse(buf)
+                packets, used = parse(buf)
                 del buf[:used]
                 for kind, flags, body in packets:
                     self._take(kind, flags, body, rx)
             if now - heard > self.keepalive_s * 1.5:
                 raise MqttError("the broker is silent")
             if now - self._sent_s > self.keepalive_s / 2:
-                self._write(_packet(PINGREQ, 0, b""))
+                self._write(packet(PINGREQ, 0, b""))
+
+    def _call(self, callback, *args):
+        # A callback's bug is said and the link lives on: a dead reader thread would leave
+        # the desk deaf, and a message that raises is acked all the same (else the broker
+        # would send it again at every reconnect).
+        try:
+            callback(*args)
+        except Exception as e:
+            sys.stderr.write("mqtt %s: %s failed: %r\n" % (self.client_id, callback.__name__, e))
 
     def _take(self, kind, flags, body, rx):
         if kind == PUBLISH:
@@ -259,9 +273,10 @@ class Client:
             n = struct.unpack("!H", body[:2])[0]
             topic, at = body[2:2 + n].decode("utf-8", "replace"), 2 + n
             pid = body[at:at + 2] if qos else None
-            self.on_message(topic, body[at + (2 if qos else 0):], bool(flags & 1), rx)
+            self._call(self.on_message, topic, body[at + (2 if qos else 0):], bool(flags & 1),
+                       rx)
             if pid is not None:
-                self._write(_packet(PUBACK, 0, pid))
+                self._write(packet(PUBACK, 0, pid))
         elif kind == PUBACK:
             with self._lock:
                 self._inflight.pop(struct.unpack("!H", body[:2])[0], None)

@@ -33,6 +33,8 @@ for _p in (os.path.join(ROOT, "firmware"), ROOT):
         sys.path.insert(0, _p)
 
 from duelclock.core.clock import WIFI_BUDGET_MS  # noqa: E402
+from duelclock_desk.mqtt import (CONNACK, CONNECT, PINGREQ, PUBACK, PUBLISH, SUBACK,  # noqa: E402
+                                 SUBSCRIBE, packet, parse, string as _str)
 from tests.host.tables import SessionTable  # noqa: E402
 
 KEEPALIVE_S = 60
@@ -42,26 +44,6 @@ KEEPALIVE_S = 60
 # 303 ms a second), CPU the desk and brokers then lacked. What is due waits at most TICK_S:
 # a sync request's t1 is stamped when it leaves, so only its schedule moves, not the sync.
 TICK_S = 0.1
-CONNECT, CONNACK, PUBLISH, PUBACK, SUBSCRIBE, SUBACK, PINGREQ = 1, 2, 3, 4, 8, 9, 12
-
-
-def _varint(n):
-    out = bytearray()
-    while True:
-        b = n & 0x7f
-        n >>= 7
-        out.append(b | (0x80 if n else 0))
-        if not n:
-            return bytes(out)
-
-
-def _str(s):
-    b = s.encode() if type(s) is str else s
-    return struct.pack("!H", len(b)) + b
-
-
-def packet(kind, flags, body):
-    return bytes([kind << 4 | flags]) + _varint(len(body)) + body
 
 
 def connect_packet(client_id, will_topic, will_payload, keepalive_s):
@@ -78,27 +60,6 @@ def publish_packet(topic, payload, qos, retain, pid=0):
 def subscribe_packet(pid, topics):
     body = struct.pack("!H", pid) + b"".join(_str(t) + bytes([q]) for t, q in topics)
     return packet(SUBSCRIBE, 2, body)
-
-
-def parse(buf):
-    """Whole packets at the start of buf: ([(kind, flags, body)], bytes used)."""
-    out, at = [], 0
-    while at + 2 <= len(buf):
-        n, shift, i = 0, 0, at + 1
-        while True:
-            if i >= len(buf):
-                return out, at
-            b = buf[i]
-            n |= (b & 0x7f) << shift
-            shift += 7
-            i += 1
-            if not b & 0x80:
-                break
-        if i + n > len(buf):
-            break
-        out.append((buf[at] >> 4, buf[at] & 15, bytes(buf[i:i + n])))
-        at = i + n
-    return out, at
 
 
 class Conn:

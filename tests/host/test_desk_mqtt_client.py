@@ -12,6 +12,7 @@ import pytest
 
 from duelclock_desk import mqtt
 from duelclock_desk.broker import Mosquitto, free_port
+from tests.faults.netkit import Proxy
 
 pytestmark = pytest.mark.skipif(
     shutil.which("mosquitto") is None and not os.access("/usr/sbin/mosquitto", os.X_OK),
@@ -25,61 +26,15 @@ def until(cond, timeout_s=15.0, what=""):
         time.sleep(0.01)
 
 
-class Cut:
-    """A TCP relay to the broker that can be cut (connections closed, new ones refused while
-    cut) or made silent (connections kept, nothing relayed): the desk's Wi-Fi or cable."""
+class Link:
+    """netkit's cuttable proxy to the broker (the desk's Wi-Fi or cable) that can also go
+    silent: the connection kept, nothing relayed."""
 
     def __init__(self, broker_port):
-        self.broker_port = broker_port
-        self.port = free_port()
-        self.mode = "up"                        # up, cut, silent
-        self._socks = []
-        self._srv = socket.create_server(("127.0.0.1", self.port))
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self):
-        while True:
-            try:
-                c, _ = self._srv.accept()
-            except OSError:
-                return
-            if self.mode == "cut":
-                c.close()
-                continue
-            b = socket.create_connection(("127.0.0.1", self.broker_port))
-            self._socks += [c, b]
-            for src, dst in ((c, b), (b, c)):
-                threading.Thread(target=self._pipe, args=(src, dst), daemon=True).start()
-
-    def _pipe(self, src, dst):
-        try:
-            while True:
-                data = src.recv(65536)
-                if not data:
-                    break
-                if self.mode == "up":
-                    dst.sendall(data)
-        except OSError:
-            pass
-        for s in (src, dst):
-            try:
-                s.close()
-            except OSError:
-                pass
-
-    def set(self, mode):
-        self.mode = mode
-        if mode == "cut":
-            for s in self._socks:
-                try:
-                    s.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
-            self._socks = []
-
-    def close(self):
-        self.set("cut")
-        self._srv.close()
+        self.silent = False
+        drop = lambda data: None if self.silent else data      # noqa: E731
+        self.proxy = Proxy(("127.0.0.1", broker_port), filters=lambda: (drop, drop))
+        self.port = self.proxy.port
 
 
 def receiver(port, topic):
@@ -100,10 +55,10 @@ def broker():
 
 
 def test_sends_wait_out_a_cut_link_and_arrive_once(broker):
-    cut = Cut(broker.port)
+    link = Link(broker.port)
     rx, got = receiver(broker.port, "t/x")
     ups = []
-    tx = mqtt.Client("127.0.0.1", cut.port, "test-sender")
+    tx = mqtt.Client("127.0.0.1", link.port, "test-sender")
     tx.on_connect = lambda: ups.append(1)
     tx.on_disconnect = lambda: ups.append(0)
     tx.start()
@@ -112,12 +67,12 @@ def test_sends_wait_out_a_cut_link_and_arrive_once(broker):
         time.sleep(0.2)                         # the receiver's SUBSCRIBE is in
         tx.publish("t/x", b"before")
         until(lambda: got == [b"before"], what="a send on a live link")
-        cut.set("cut")
+        link.proxy.cut()
         until(lambda: ups == [1, 0], what="the cut seen")
         for n in range(50):                     # sent while no broker is reachable
             tx.publish("t/x", b"during %d" % n)
         time.sleep(1.5)                         # a reconnect or two refused meanwhile
-        cut.set("up")
+        link.proxy.restore()
         until(lambda: len(got) == 51, what="the sends made during the cut")
         assert got == [b"before"] + [b"during %d" % n for n in range(50)]
         assert ups[-1] == 1
@@ -127,25 +82,47 @@ def test_sends_wait_out_a_cut_link_and_arrive_once(broker):
     finally:
         tx.stop()
         rx.stop()
-        cut.close()
+        link.proxy.stop()
+
+
+def test_a_callback_that_raises_is_said_and_the_link_lives_on(broker, capfd):
+    rx, got = receiver(broker.port, "t/x")
+    take = rx.on_message
+
+    def on_message(topic, payload, retained, at):
+        if payload == b"boom":
+            raise ValueError("a bug")
+        take(topic, payload, retained, at)
+    rx.on_message = on_message
+    tx = mqtt.Client("127.0.0.1", broker.port, "test-sender")
+    tx.start()
+    try:
+        time.sleep(0.3)
+        for payload in (b"one", b"boom", b"two"):
+            tx.publish("t/x", payload)
+        until(lambda: got == [b"one", b"two"], what="the messages around the bad one")
+        assert "on_message failed: ValueError('a bug')" in capfd.readouterr().err
+    finally:
+        tx.stop()
+        rx.stop()
 
 
 def test_a_silent_broker_is_left_and_the_client_comes_back(broker):
-    cut = Cut(broker.port)
+    link = Link(broker.port)
     ups = []
-    c = mqtt.Client("127.0.0.1", cut.port, "test-silent", keepalive_s=2)
+    c = mqtt.Client("127.0.0.1", link.port, "test-silent", keepalive_s=2)
     c.on_connect = lambda: ups.append(1)
     c.on_disconnect = lambda: ups.append(0)
     c.start()
     try:
         until(lambda: ups == [1], what="connected")
-        cut.set("silent")                       # the TCP connection stays, nothing comes
+        link.silent = True                      # the TCP connection stays, nothing comes
         until(lambda: ups == [1, 0], timeout_s=10, what="silence noticed (1.5 keepalives)")
-        cut.set("up")
+        link.silent = False
         until(lambda: ups == [1, 0, 1], timeout_s=15, what="back")
     finally:
         c.stop()
-        cut.close()
+        link.proxy.stop()
 
 
 def test_a_refused_connect_and_garbage_from_the_broker_are_retried():
@@ -179,15 +156,15 @@ def test_a_refused_connect_and_garbage_from_the_broker_are_retried():
 
 
 def test_packets_are_parsed_across_reads():
-    pub = mqtt._packet(mqtt.PUBLISH, 2, b"\x00\x03a/b\x00\x07" + b"x" * 200)
-    data = pub + mqtt._packet(mqtt.PUBACK, 0, b"\x00\x07")
+    pub = mqtt.packet(mqtt.PUBLISH, 2, b"\x00\x03a/b\x00\x07" + b"x" * 200)
+    data = pub + mqtt.packet(mqtt.PUBACK, 0, b"\x00\x07")
     for cut_at in range(len(data) + 1):
-        head, used = mqtt._parse(bytearray(data[:cut_at]))
-        rest, used2 = mqtt._parse(bytearray(data[used:]))
+        head, used = mqtt.parse(bytearray(data[:cut_at]))
+        rest, used2 = mqtt.parse(bytearray(data[used:]))
         assert [k for k, _, _ in head + rest] == [mqtt.PUBLISH, mqtt.PUBACK], cut_at
         assert used + used2 == len(data)
     with pytest.raises(mqtt.MqttError):
-        mqtt._parse(bytearray(b"\x30\xff\xff\xff\xff\x01"))
+        mqtt.parse(bytearray(b"\x30\xff\xff\xff\xff\x01"))
 
 
 def test_a_user_and_password_are_given_and_a_wrong_one_is_refused():
