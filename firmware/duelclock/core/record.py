@@ -20,51 +20,35 @@ PENALTY_KINDS = ("caution", "warning", "duel_loss", "match_loss", "dq", "dq_priz
 
 # --- lines: the one line splitter of the table and the desk ----------------------------------
 # The wire Decoder, the journal's and the replay's readers and the desk's links split with it.
+# The caller keeps the line begun and not ended (`part`, b"" to start) from chunk to chunk:
 #
-#   Lines(max_bytes).feed(chunk) -> each line the chunk completes: bytes without b"\n",
-#                                   or None for a line longer than max_bytes
-#   .rest()                      -> the line begun and not ended (bytes, maybe b""; None if
-#                                   too long), and a fresh start
+#   lines, part = split_lines(chunk, part, max_bytes)
 #
-# One buffer of max_bytes, allocated once: a longer line is counted, never held, so a 10 MB
-# line costs nothing in a 64 KB heap. Here beside the record's line limit: every reader of
-# lines loads this module anyway (a module of its own cost 412 bytes of .mpy and its heap).
+#   lines: each line the chunk completes, bytes without b"\n", or None for a line longer
+#          than max_bytes
+#   part:  the line the chunk leaves begun: b"" at a line's start, None inside a line too
+#          long (counted, never held: a 10 MB line costs nothing in a 64 KB heap); at the
+#          end of input, anything but b"" is an unended last line
+#
+# A function, not a class: the class it replaces (a buffer, four methods) cost the table
+# about 480 bytes of live heap and 90 of .mpy (issue 11). Here beside the record's line
+# limit: every reader of lines loads this module anyway.
 
-class Lines:
-    def __init__(self, max_bytes):
-        self._buf = bytearray(max_bytes)
-        self._mv = memoryview(self._buf)
-        self._n = 0                  # bytes of the current line in _buf
-        self._long = False           # the current line is over max_bytes: skipped to b"\n"
-
-    def feed(self, data, end=None):
-        """Yield the lines completed by data[:end] (default: all of it)."""
-        n = len(data) if end is None else end
-        view = memoryview(data)
-        i = 0
-        while i < n:
-            nl = data.find(b"\n", i, n)
-            stop = n if nl < 0 else nl
-            if not self._long:
-                if self._n + stop - i > len(self._buf):
-                    self._long = True
-                else:
-                    self._mv[self._n:self._n + stop - i] = view[i:stop]
-                    self._n += stop - i
-            if nl < 0:
-                return
-            yield self.rest()
-            i = nl + 1
-
-    def rest(self):
-        line = None if self._long else bytes(self._mv[:self._n])
-        self._n = 0
-        self._long = False
-        return line
-
-    def begun(self):
-        """True while a line is begun and not ended."""
-        return self._n > 0 or self._long
+def split_lines(data, part, max_bytes, end=None):
+    """(lines, part) for data[:end] (default: all of it) after `part`, as drawn above."""
+    n = len(data) if end is None else end
+    lines = []
+    i = 0
+    while True:
+        nl = data.find(b"\n", i, n)
+        stop = n if nl < 0 else nl
+        if part is not None:        # the length first: a line too long is never copied
+            part = part + data[i:stop] if len(part) + stop - i <= max_bytes else None
+        if nl < 0:
+            return lines, part
+        lines.append(part)
+        part = b""
+        i = nl + 1
 
 
 class RecordError(Exception):
