@@ -62,7 +62,7 @@ class DioRenderer:
         import vectorio
         from adafruit_bitmap_font import bitmap_font
         from adafruit_display_text import bitmap_label
-        from duelclock.layout import Layout, RGB
+        from .layout import Layout, RGB
 
         self.w = width
         self.h = height

@@ -12,9 +12,9 @@ from array import array
 
 from micropython import const
 
-from duelclock import font_ko
-from duelclock.layout import Layout, RGB
-from duelclock.writer import Writer
+from . import font_ko
+from .layout import Layout, RGB
+from .writer import Writer
 
 
 class _Big:

@@ -7,7 +7,7 @@
 # insertion order).
 import json
 
-from duelclock.core.jsonio import strict_json
+from .jsonio import strict_json
 
 PLAYERS = ("A", "B")
 MAX_LINE_BYTES = 1024          # a longer line is rejected unread (a record line is < 200 bytes)

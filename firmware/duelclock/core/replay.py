@@ -1,8 +1,8 @@
 # Replay: lines of a match record in, the match and its rejections out. Pure: the caller
 # reads the file (or the journal) and feeds lines; see duelclock/replay.py for the CLI.
-from duelclock.core.record import RecordError, check_event, read_line
-from duelclock.core.jsonio import dumps_ab, dumps_obj, quote
-from duelclock.core.match import Match
+from .record import RecordError, check_event, read_line
+from .jsonio import dumps_ab, dumps_obj, quote
+from .match import Match
 
 
 class Replay:
@@ -52,7 +52,7 @@ class Replay:
             raise RecordError("not a match record: the first event must be round_start")
         on_note = None
         if self.with_sheet:
-            from duelclock.core.sheet import Sheet
+            from .sheet import Sheet
             self.sheet = Sheet(ev)
             on_note = self.sheet.note
         self.match = Match(ev, on_note)

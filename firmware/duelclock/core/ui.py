@@ -12,13 +12,13 @@
 #
 # Two clocks: `now_ms` is desk time (the app's estimate, set by key, tick and the desk's
 # commands), `up_ms` board time (ms since boot, set by at(); the PIN lockout runs on it).
-from duelclock.core import catalogue
-from duelclock.core.lang import tr, LANGS
-from duelclock.core.match import Match
-from duelclock.core.record import check_event
-from duelclock.core.screens import Home, Pin  # noqa: F401 (Pin: the app's maintenance screen)
-from duelclock.core.sheet import LAST_MINUTES_MS, Sheet, clock
-from duelclock.core.sign import pin_matches
+from . import catalogue
+from .lang import tr, LANGS
+from .match import Match
+from .record import check_event
+from .screens import Home, Pin  # noqa: F401 (Pin: the app's maintenance screen)
+from .sheet import LAST_MINUTES_MS, Sheet, clock
+from .sign import pin_matches
 
 PIN_TRIES = 3                   # wrong PINs before a lockout
 LOCKOUT_MS = 60000              # first lockout; each further one doubles
