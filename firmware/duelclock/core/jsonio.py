@@ -193,10 +193,6 @@ def dumps_obj(pairs):
     return "{" + ", ".join(quote(k) + ": " + v for k, v in pairs) + "}"
 
 
-def dumps_ab(d):
-    return dumps_obj((("A", str(d["A"])), ("B", str(d["B"]))))
-
-
 def dumps_event(ev):
     """An event in the interchange form: t and ev first, then the other keys sorted."""
     pairs = [("t", str(ev["t"])), ("ev", quote(ev["ev"]))]
