@@ -106,18 +106,9 @@ def _lp(ev):
     cost = ev.get("cost")
     if cost is not None and type(cost) is not bool:
         return "'cost' must be true or false"
-    return _by(ev)
-
-
-def _by(ev):
-    # Optional: who keyed the entry in (the device writes it; the sheet shows it).
-    v = ev.get("by")
+    v = ev.get("by")            # optional: who keyed the entry in (the device writes it)
     if v is not None and v not in ("A", "B", "judge"):
         return "'by' must be A, B or judge"
-    return None
-
-
-def _nothing(ev):
     return None
 
 
@@ -185,20 +176,21 @@ def _round_start(ev):
     return None
 
 
-# ev name -> key checker. Adding an event means a line here and a handler in match.py.
+# ev name -> key checker (None: no keys but t and ev). Adding an event means a line here and
+# a handler in match.py.
 CHECKS = {
     "round_start": _round_start,
     "seated": _p,
     "duel_start": _duel_start,
     "lp": _lp,
-    "undo": _nothing,
-    "turn_end": _nothing,
+    "undo": None,
+    "turn_end": None,
     "duel_end": _duel_end,
     "surrender": _p,
     "penalty": _penalty,
     "judge_fix": _judge_fix,
     "judge_void": _judge_void,
-    "tick": _nothing,
+    "tick": None,
     "extend": _extend,        # not in events.md: a desk-signed time extension (docs/protocol.md)
 }
 
@@ -215,10 +207,10 @@ def check_event(ev):
     name = ev.get("ev")
     if type(name) is not str:
         return "missing 'ev'"
-    check = CHECKS.get(name)
-    if check is None:
+    if name not in CHECKS:
         return "unknown event '%s'" % name[:40]
-    return check(ev)
+    check = CHECKS[name]
+    return check(ev) if check else None
 
 
 def read_line(line):
