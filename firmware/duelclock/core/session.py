@@ -35,12 +35,7 @@
 #            "report"
 import json
 
-try:
-    from micropython import const
-except ImportError:           # plain CPython (the desk's venv has Blinka's shim)
-    def const(x):
-        return x
-
+from . import const
 from .clock import Clock
 from .lang import tr
 from .record import JournalFull, parse_line
