@@ -11,8 +11,8 @@ import sys
 if hasattr(gc, "threshold"):
     gc.threshold(4096)
 
-from duelclock.core.record import MAX_LINE_BYTES, RecordError, split_lines
-from duelclock.core.replay import Replay, write_verdict
+from duelclock.core.record import MAX_LINE_BYTES, split_lines
+from duelclock.core.replay import RecordError, Replay, write_verdict
 
 CHUNK_BYTES = 512
 KEPT_REJECTIONS = 64     # held from the first pass; more are found again by a second

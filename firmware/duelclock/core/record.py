@@ -51,10 +51,6 @@ def split_lines(data, part, max_bytes, end=None):
         i = nl + 1
 
 
-class RecordError(Exception):
-    """The input is not a match record at all (replay exits non-zero)."""
-
-
 class JournalFull(Exception):
     """No room for the event even after deleting every collected match. The event is
     not written; `uncollected` lists the match ids the desk still has to collect."""

@@ -1,8 +1,12 @@
 # Replay: lines of a match record in, the match and its rejections out. Pure: the caller
 # reads the file (or the journal) and feeds lines; see duelclock/replay.py for the CLI.
-from .record import RecordError, check_event, read_line
+from .record import check_event, read_line
 from .jsonio import dumps_obj, quote
 from .match import Match
+
+
+class RecordError(Exception):
+    """The input is not a match record at all (replay exits non-zero)."""
 
 
 class Replay:
