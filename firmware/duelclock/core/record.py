@@ -37,13 +37,14 @@ PENALTY_KINDS = ("caution", "warning", "duel_loss", "match_loss", "dq", "dq_priz
 def split_lines(data, part, max_bytes, end=None):
     """(lines, part) for data[:end] (default: all of it) after `part`, as drawn above."""
     n = len(data) if end is None else end
+    view = memoryview(data)         # its slices copy nothing: a line is copied once, as bytes
     lines = []
     i = 0
     while True:
         nl = data.find(b"\n", i, n)
         stop = n if nl < 0 else nl
         if part is not None:        # the length first: a line too long is never copied
-            part = part + data[i:stop] if len(part) + stop - i <= max_bytes else None
+            part = part + view[i:stop] if len(part) + stop - i <= max_bytes else None
         if nl < 0:
             return lines, part
         lines.append(part)
