@@ -33,7 +33,7 @@ from binascii import crc32
 from micropython import const
 
 from duelclock.core.jsonio import dumps_event
-from duelclock.core.record import MAX_LINE_BYTES, JournalFull, split_lines
+from duelclock.core.record import MAX_LINE_BYTES, JournalFull, Lines
 
 _ENOSPC = const(28)             # POSIX and littlefs; MicroPython's errno lacks the name
 _CHUNK_BYTES = const(512)
@@ -91,7 +91,7 @@ def _read_lines(path, end):
     """Yield (line, ended) for the lines in the first `end` bytes of the file at `path`,
     without newlines; ended is False for an unterminated last line; line is None for a
     line longer than any record. The file is closed before each yield."""
-    part = b""
+    lines = Lines(MAX_LINE_BYTES + _TAIL_BYTES)
     pos = 0
     while pos < end:
         f = open(path, "rb")
@@ -103,11 +103,10 @@ def _read_lines(path, end):
         if not chunk:
             break
         pos += len(chunk)
-        lines, part = split_lines(chunk, part, MAX_LINE_BYTES + _TAIL_BYTES)
-        for line in lines:
+        for line in lines.feed(chunk):
             yield line, True
-    if part != b"":
-        yield part, False
+    if lines.part != b"":
+        yield lines.part, False
 
 
 class Journal:

@@ -11,7 +11,7 @@ import sys
 if hasattr(gc, "threshold"):
     gc.threshold(4096)
 
-from duelclock.core.record import MAX_LINE_BYTES, split_lines
+from duelclock.core.record import MAX_LINE_BYTES, Lines
 from duelclock.core.replay import RecordError, Replay, write_verdict
 
 CHUNK_BYTES = 512
@@ -20,20 +20,18 @@ KEPT_REJECTIONS = 64     # held from the first pass; more are found again by a s
 
 def read_lines(f):
     """Yield each line of binary file `f` as bytes, or None for a line longer than
-    MAX_LINE_BYTES, which is skipped without holding it in memory (core/record.py
-    split_lines): one chunk buffer and the line begun, so a 10 MB line costs nothing in a
-    64 KB heap."""
-    part = b""
+    MAX_LINE_BYTES, which is skipped without holding it in memory (core/record.py Lines): one
+    chunk buffer and the line begun, so a 10 MB line costs nothing in a 64 KB heap."""
+    lines = Lines(MAX_LINE_BYTES)
     chunk = bytearray(CHUNK_BYTES)
     while True:
         got = f.readinto(chunk)
         if not got:
             break
-        lines, part = split_lines(chunk, part, MAX_LINE_BYTES, got)
-        for line in lines:
+        for line in lines.feed(chunk, got):
             yield line
-    if part != b"":
-        yield part
+    if lines.part != b"":
+        yield lines.part
 
 
 def _fed(path, r):

@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 import serial
 from paho.mqtt import client as mqtt
 
-from duelclock.core.record import split_lines
+from duelclock.core.record import Lines
 from duelclock.core.wire import MAX_LINE_BYTES
 
 RETRY_S = 1.0              # a lost serial port or socket is reopened this often
@@ -36,7 +36,7 @@ class Link:
         self.url = url
         self.sink = None
         self.up = False
-        self._part = b""           # the line begun (core/record.py split_lines)
+        self._lines = Lines(MAX_LINE_BYTES)
 
     def start(self, sink):
         self.sink = sink
@@ -54,10 +54,7 @@ class Link:
         """Bytes from the wire. `whole`: `data` is a message of its own (an MQTT payload),
         framed apart from the stream; `retained`: a broker's retained copy, maybe old."""
         rx_ms = self.sink.now_ms()
-        if whole:
-            split = split_lines(data + b"\n", b"", MAX_LINE_BYTES)[0]
-        else:
-            split, self._part = split_lines(data, self._part, MAX_LINE_BYTES)
+        split = Lines(MAX_LINE_BYTES).feed(data + b"\n") if whole else self._lines.feed(data)
         lines = [x for x in split if x is None or x.strip()]     # None: a line too long
         if lines:
             self.sink.lines(self, lines, rx_ms, retained)
@@ -131,7 +128,7 @@ class SerialLink(Link):
             except (serial.SerialException, OSError, TypeError, AttributeError, ValueError):
                 pass                  # unplugged, socket closed, or closed by stop()
             self._close()
-            self._part = b""
+            self._lines = Lines(MAX_LINE_BYTES)
             self._status(False)
             self._stop.wait(RETRY_S)
 

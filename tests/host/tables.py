@@ -26,7 +26,7 @@ import time
 from paho.mqtt import client as mqtt
 
 from duelclock.core.clock import SERIAL_BUDGET_MS
-from duelclock.core.record import split_lines
+from duelclock.core.record import Lines
 from duelclock.core.record import check_event
 from duelclock.core.session import Session
 # The session's timing: private consts there (compiled away on a board), read on CPython.
@@ -323,7 +323,7 @@ class StreamTables(_Clocked):
         self.tables = list(tables)
         self.url = self.path = None
         self.connections = 0
-        self._part = b""
+        self._lines = Lines(MAX_LINE_BYTES)
         self._stop = threading.Event()
         self._thread = None
 
@@ -362,8 +362,7 @@ class StreamTables(_Clocked):
 
     def _pump(self, data, write):
         local = self.local_ms()
-        lines, self._part = split_lines(data, self._part, MAX_LINE_BYTES)
-        for line in lines:
+        for line in self._lines.feed(data) if data else ():
             to = _addressee(line)
             for t in self.tables:
                 if to is None or to == t.tbl:

@@ -20,36 +20,42 @@ PENALTY_KINDS = ("caution", "warning", "duel_loss", "match_loss", "dq", "dq_priz
 
 # --- lines: the one line splitter of the table and the desk ----------------------------------
 # The wire Decoder, the journal's and the replay's readers and the desk's links split with it.
-# The caller keeps the line begun and not ended (`part`, b"" to start) from chunk to chunk:
 #
-#   lines, part = split_lines(chunk, part, max_bytes)
+#   Lines(max_bytes).feed(chunk) -> each line the chunk completes, one at a time: bytes
+#                                   without b"\n", or None for a line longer than max_bytes
+#   .part                        -> the line begun and not ended: b"" at a line's start,
+#                                   None inside a line too long; at the end of input,
+#                                   anything but b"" is an unended last line
 #
-#   lines: each line the chunk completes, bytes without b"\n", or None for a line longer
-#          than max_bytes
-#   part:  the line the chunk leaves begun: b"" at a line's start, None inside a line too
-#          long (counted, never held: a 10 MB line costs nothing in a 64 KB heap); at the
-#          end of input, anything but b"" is an unended last line
-#
-# A function, not a class: the class it replaces (a buffer, four methods) cost the table
-# about 480 bytes of live heap and 90 of .mpy (issue 11). Here beside the record's line
-# limit: every reader of lines loads this module anyway.
+# A line too long is counted, never held: a 10 MB line costs nothing in a 64 KB heap. Lines
+# come out one at a time, never as a list: a flood of junk ("x\n" x 2,000 in one MQTT
+# payload) would hold a 32-byte object per line at once. One attribute of state and no
+# buffer: the class before issue 11's trim (a 1 KB buffer, four methods) cost the table
+# about 480 bytes of live heap. Here beside the record's line limit: every reader of lines
+# loads this module anyway.
 
-def split_lines(data, part, max_bytes, end=None):
-    """(lines, part) for data[:end] (default: all of it) after `part`, as drawn above."""
-    n = len(data) if end is None else end
-    view = memoryview(data)         # its slices copy nothing: a line is copied once, as bytes
-    lines = []
-    i = 0
-    while True:
-        nl = data.find(b"\n", i, n)
-        stop = n if nl < 0 else nl
-        if part is not None:        # the length first: a line too long is never copied
-            part = part + view[i:stop] if len(part) + stop - i <= max_bytes else None
-        if nl < 0:
-            return lines, part
-        lines.append(part)
-        part = b""
-        i = nl + 1
+class Lines:
+    def __init__(self, max_bytes):
+        self.max_bytes = max_bytes
+        self.part = b""
+
+    def feed(self, data, end=None):
+        """Yield the lines completed by data[:end] (default: all of it)."""
+        n = len(data) if end is None else end
+        view = memoryview(data)     # its slices copy nothing: a line is copied once, as bytes
+        i = 0
+        while True:
+            nl = data.find(b"\n", i, n)
+            stop = n if nl < 0 else nl
+            part = self.part
+            if part is not None:    # the length first: a line too long is never copied
+                self.part = part + view[i:stop] if len(part) + stop - i <= self.max_bytes \
+                    else None
+            if nl < 0:
+                return
+            line, self.part = self.part, b""
+            yield line
+            i = nl + 1
 
 
 class JournalFull(Exception):

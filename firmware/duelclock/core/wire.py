@@ -18,7 +18,7 @@
 import binascii
 import json
 
-from .record import split_lines
+from .record import Lines
 from .sign import Key, canonical, command_key, same, signed_line, table_key
 
 VERSION = 1
@@ -219,7 +219,7 @@ class Decoder:
         self._seen = {}      # (sender, is sync) -> (highest seq, bit i: highest - i taken)
         for sender in seen or ():
             self._seen[(sender, False)] = (seen[sender], (1 << self._window) - 1)
-        self._part = b""                     # the line begun (core/record.py split_lines)
+        self._lines = Lines(MAX_LINE_BYTES)
         self.drops = {}
         for r in DROPS:
             self.drops[r] = 0
@@ -238,8 +238,7 @@ class Decoder:
     def feed(self, data):
         """Take `data` (bytes or bytearray, any length); return the messages it completed."""
         out = []
-        lines, self._part = split_lines(data, self._part, MAX_LINE_BYTES)
-        for line in lines:
+        for line in self._lines.feed(data):
             msg = self.take(line)
             if msg is not None:
                 out.append(msg)
