@@ -17,6 +17,7 @@
 # fit(s, scale, max_w, tight=False) -> the largest scale <= scale that fits. Scales are whole
 # numbers; `tight` packs digits closer where the font allows.
 # The sizes: a class of scales per block, pad, pip and the SHRINK steps (render_fb._Big).
+# The home screen's banner takes two lines at most on every display (SHRINK's banner1: one).
 
 from micropython import const
 
@@ -31,6 +32,7 @@ _INFO = const(6)
 _GOLD = const(7)
 _INK = const(8)
 _NCOL = const(9)
+_BANNER_LINES = const(2)
 # the slots as RGB888, for colour displays
 RGB = ((0, 0, 0), (255, 255, 255), (130, 130, 130), (130, 130, 130), (255, 168, 0),
        (230, 0, 0), (40, 80, 200), (255, 220, 0), (0, 0, 0))
@@ -79,7 +81,7 @@ class Layout:
         inner = W - 2 * z.pad
         ss = z.status if s.turn else z.status_idle
         cs = z.clock
-        nb = z.banner_lines
+        nb = _BANNER_LINES
         lp = s.lp is not None and not s.lines
         show = {"status": True, "lines": bool(s.lines), "names": lp, "turn": bool(s.turn),
                 "banner": bool(s.banner)}

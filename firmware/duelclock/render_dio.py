@@ -25,7 +25,6 @@ class _Big:
     status_idle = 1
     clock = 3
     banner = 1
-    banner_lines = 2
     names = 1
     lp = 2
     turn = 1
