@@ -25,14 +25,14 @@ import json
 from binascii import unhexlify
 from micropython import const
 
-from duelclock import VERSION
+from . import VERSION
 from duelclock.core.clock import SERIAL_BUDGET_MS, WIFI_BUDGET_MS
 from duelclock.core.session import Session
 from duelclock.core.ui import Pin
 from duelclock.core.view import build, same
-from duelclock.files import Files
-from duelclock.journal import Journal
-from duelclock.link import make_link
+from .files import Files
+from .journal import Journal
+from .link import make_link
 
 _KEY_SCAN_MS = const(15)
 _FRAME_MS = const(1000)         # the longest between two looks at the screen
@@ -241,11 +241,11 @@ def make_renderer(board):
     glass. The one branch on the board, on data it gives (boards/README.md)."""
     d = board.display
     if board.renderer_kind == "dio":
-        from duelclock.render_dio import DioRenderer
+        from .render_dio import DioRenderer
         r = DioRenderer(board.WIDTH, board.HEIGHT)
         d.root_group = r.group
         return r, lambda windows: None          # displayio refreshes what changed by itself
-    from duelclock.render_fb import FbRenderer
+    from .render_fb import FbRenderer
     return FbRenderer(d.fb, board.WIDTH, board.HEIGHT, board.mono, d.swap), d.show
 
 

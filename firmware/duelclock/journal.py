@@ -105,8 +105,8 @@ def _read_lines(path, end):
         pos += len(chunk)
         for line in lines.feed(chunk):
             yield line, True
-    if lines.begun():
-        yield lines.rest(), False
+    if lines.part != b"":
+        yield lines.part, False
 
 
 class Journal:

@@ -17,21 +17,33 @@
 # fit(s, scale, max_w, tight=False) -> the largest scale <= scale that fits. Scales are whole
 # numbers; `tight` packs digits closer where the font allows.
 # The sizes: a class of scales per block, pad, pip and the SHRINK steps (render_fb._Big).
+# The home screen's banner takes two lines at most on every display (SHRINK's banner1: one).
 
-# colour slots; a renderer's palette gives each slot a colour of its display
-BG, FG, SEC, GREY, AMBER, RED, INFO, GOLD, INK = range(9)
-NCOL = 9
+from micropython import const
+
+# colour slots (private consts); a renderer's palette gives each slot a colour of its display
+_BG = const(0)
+_FG = const(1)
+_SEC = const(2)
+_GREY = const(3)
+_AMBER = const(4)
+_RED = const(5)
+_INFO = const(6)
+_GOLD = const(7)
+_INK = const(8)
+_NCOL = const(9)
+_BANNER_LINES = const(2)
 # the slots as RGB888, for colour displays
 RGB = ((0, 0, 0), (255, 255, 255), (130, 130, 130), (130, 130, 130), (255, 168, 0),
        (230, 0, 0), (40, 80, 200), (255, 220, 0), (0, 0, 0))
 # clock_style -> (bar, text) for the round clock and the banner; -1: no bar. On a mono
-# display every bar is simply inverted (INK text).
-CLOCK_LOOK = {"normal": (-1, FG), "last5": (AMBER, INK), "time": (-1, RED), "over": (-1, GREY)}
-BANNER_LOOK = {"time": (RED, FG), "over": (GOLD, INK)}     # any other banner: INFO bar
+# display every bar is simply inverted (_INK text).
+CLOCK_LOOK = {"normal": (-1, _FG), "last5": (_AMBER, _INK), "time": (-1, _RED), "over": (-1, _GREY)}
+BANNER_LOOK = {"time": (_RED, _FG), "over": (_GOLD, _INK)}     # any other banner: _INFO bar
 
 
 class Layout:
-    """draw(screen) on `canvas` with `sizes`; `palette` holds the NCOL slot colours and
+    """draw(screen) on `canvas` with `sizes`; `palette` holds the _NCOL slot colours and
     `invert` is what a colour is XORed with when the screen flashes."""
 
     def __init__(self, canvas, sizes, palette, invert):
@@ -48,11 +60,11 @@ class Layout:
     def draw(self, s):
         col = self.col
         x = self.xor if s.flash else 0
-        for i in range(NCOL):
+        for i in range(_NCOL):
             col[i] = self.base[i] ^ x
         if not s.dim:
-            col[SEC] = col[FG]
-        self.c.fill(col[BG])
+            col[_SEC] = col[_FG]
+        self.c.fill(col[_BG])
         if s.mode in ("home", "pre"):
             self._home(s)
         elif s.mode == "entry":
@@ -69,7 +81,7 @@ class Layout:
         inner = W - 2 * z.pad
         ss = z.status if s.turn else z.status_idle
         cs = z.clock
-        nb = z.banner_lines
+        nb = _BANNER_LINES
         lp = s.lp is not None and not s.lines
         show = {"status": True, "lines": bool(s.lines), "names": lp, "turn": bool(s.turn),
                 "banner": bool(s.banner)}
@@ -113,18 +125,18 @@ class Layout:
         col = self.col
         for name, h, data in blocks:
             if name == "status":
-                c.text(data[0], z.pad, y, data[1], col[SEC], inner, h)
+                c.text(data[0], z.pad, y, data[1], col[_SEC], inner, h)
             elif name == "clock":
                 self._clock(s, 0, y, W, h, data, trim)
             elif name == "banner":
                 self._banner(s, data[1], data[0], y, h, trim)
             elif name == "line":
-                self._centre(data, 0, y, W, z.body, col[FG])
+                self._centre(data, 0, y, W, z.body, col[_FG])
             elif name == "names":
                 self._names(s, y, h)
             elif name == "lp":
                 for i in (0, 1):
-                    self._centre(str(s.lp[i]), i * W // 2, y, W // 2, z.lp, col[FG], 0, True)
+                    self._centre(str(s.lp[i]), i * W // 2, y, W // 2, z.lp, col[_FG], 0, True)
             else:
                 self._turn(s, y, h)
             y += h + gap
@@ -137,15 +149,15 @@ class Layout:
         if bar >= 0:
             self.c.fill_rect(x, y, w, h - trim, col[bar])
             if self.c.mono:
-                fg = INK
+                fg = _INK
         tw = self.c.width(s.clock, scale, True)
         self.c.text(s.clock, x + (w - tw) // 2, y, scale, col[fg], 0, h, True)
 
     def _banner(self, s, lines, scale, y, h, trim=0):
         col = self.col
-        bar, fg = BANNER_LOOK.get(s.clock_style, (INFO, FG))
+        bar, fg = BANNER_LOOK.get(s.clock_style, (_INFO, _FG))
         if self.c.mono:
-            fg = INK
+            fg = _INK
         self.c.fill_rect(0, y, self.w, h - trim, col[bar])
         y += self.z.pad
         for line in lines:
@@ -165,9 +177,9 @@ class Layout:
             room = half - pips - 2 * z.pad
             sc = c.fit(n, z.names, room)
             x = i * half + (half - min(c.width(n, sc), room) - pips) // 2
-            x = c.text(n, x, y, sc, self.col[SEC], room, h)
+            x = c.text(n, x, y, sc, self.col[_SEC], room, h)
             for k in range(wins):
-                c.fill_rect(x + z.pip // 2 + k * step, y + (h - z.pip) // 2, z.pip, z.pip, self.col[FG])
+                c.fill_rect(x + z.pip // 2 + k * step, y + (h - z.pip) // 2, z.pip, z.pip, self.col[_FG])
 
     def _turn(self, s, y, h):
         """'Turn 3 B' left, the turn clock right (in a bar past 3:00); the glyphs' blank
@@ -176,13 +188,13 @@ class Layout:
         tw = c.width(s.turn_clock, z.turn, True)
         cw = tw + (2 * z.pad + 4 if s.turn_long else 0)
         cx = self.w - cw
-        fg = col[SEC]
+        fg = col[_SEC]
         if s.turn_long:
-            c.fill_rect(cx, y, cw, h, col[AMBER])
-            fg = col[INK]
+            c.fill_rect(cx, y, cw, h, col[_AMBER])
+            fg = col[_INK]
         c.text(s.turn_clock, cx + (cw - tw) // 2, y, z.turn, fg, 0, h, True)
         room = cx - c.width(" ", z.turn) // 2
-        c.text(s.turn, 0, y, c.fit(s.turn, z.turn, room), col[SEC], room, h)
+        c.text(s.turn, 0, y, c.fit(s.turn, z.turn, room), col[_SEC], room, h)
 
     # --- menus, record, confirmations, PIN, numbers ---------------------------------------
 
@@ -209,9 +221,9 @@ class Layout:
         y = (h - self._lines_h(title, ts)) // 2
         for line in title:
             lh = c.height(line, ts)
-            c.text(line, z.pad, y, ts, col[SEC], room, lh)
+            c.text(line, z.pad, y, ts, col[_SEC], room, lh)
             y += lh
-        c.hline(0, h, W, col[GREY])
+        c.hline(0, h, W, col[_GREY])
         y = h + 2
         if s.banner:
             bs, lines = self._wrap(s.banner, 1, W - 2 * z.pad, 1)
@@ -248,22 +260,22 @@ class Layout:
         for i in range(first, min(len(lines), first + n)):
             if i == s.cursor:
                 h = row * len(label)
-                c.fill_rect(0, y, self.w, h, col[FG])
+                c.fill_rect(0, y, self.w, h, col[_FG])
                 ly = y + 1
                 for part in label:
-                    c.text(part, z.pad, ly, cs, col[BG], room, row - 2)
+                    c.text(part, z.pad, ly, cs, col[_BG], room, row - 2)
                     ly += row
                 y += h
                 continue
             line = lines[i]
             sc = scale if s.cursor >= 0 else c.fit(line, scale, room)
-            c.text(line, z.pad, y + 1, sc, col[FG], room, row - 2)
+            c.text(line, z.pad, y + 1, sc, col[_FG], room, row - 2)
             y += row
         ax = self.w - arrow + 1                 # the glyph's blank column off the edge
         if first > 0:
-            c.text("^", ax, top, 1, col[SEC])
+            c.text("^", ax, top, 1, col[_SEC])
         if first + n < len(lines):
-            c.text("v", ax, self.h - c.height("v", 1), 1, col[SEC])
+            c.text("v", ax, self.h - c.height("v", 1), 1, col[_SEC])
 
     def _entry(self, s):
         """The LP entry: 'Name: 8000 - 1500 = 6500' as name, sum and a large new total;
@@ -286,7 +298,7 @@ class Layout:
         for sc, lines, tight in rows:
             for line in lines:
                 fs = c.fit(line, sc, room, tight)
-                self._centre(line, 0, y, W, fs, col[FG], 0, tight)
+                self._centre(line, 0, y, W, fs, col[_FG], 0, tight)
                 y += c.height(line, fs)
             y += gap
 
@@ -299,12 +311,12 @@ class Layout:
         sc, lines = self._wrap(text, z.message, W - 2 * m - 4, 4)
         h = self._lines_h(lines, sc) + 6
         y = (self.h - h) // 2
-        self.c.fill_rect(m, y, W - 2 * m, h, col[FG])
-        self.c.rect(m + 1, y + 1, W - 2 * m - 2, h - 2, col[BG])
+        self.c.fill_rect(m, y, W - 2 * m, h, col[_FG])
+        self.c.rect(m + 1, y + 1, W - 2 * m - 2, h - 2, col[_BG])
         y += 3
         for line in lines:
             lh = self.c.height(line, sc)
-            self._centre(line, m, y, W - 2 * m, sc, col[BG], lh)
+            self._centre(line, m, y, W - 2 * m, sc, col[_BG], lh)
             y += lh
 
     # --- text helpers --------------------------------------------------------------------

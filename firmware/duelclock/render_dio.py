@@ -25,7 +25,6 @@ class _Big:
     status_idle = 1
     clock = 3
     banner = 1
-    banner_lines = 2
     names = 1
     lp = 2
     turn = 1
@@ -62,7 +61,7 @@ class DioRenderer:
         import vectorio
         from adafruit_bitmap_font import bitmap_font
         from adafruit_display_text import bitmap_label
-        from duelclock.layout import Layout, RGB
+        from .layout import Layout, RGB
 
         self.w = width
         self.h = height

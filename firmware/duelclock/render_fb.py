@@ -12,9 +12,9 @@ from array import array
 
 from micropython import const
 
-from duelclock import font_ko
-from duelclock.layout import Layout, RGB
-from duelclock.writer import Writer
+from . import font_ko
+from .layout import Layout, RGB
+from .writer import Writer
 
 
 class _Big:
@@ -23,7 +23,6 @@ class _Big:
     status_idle = 2             # before the duel, table and round larger
     clock = 6
     banner = 2
-    banner_lines = 2
     names = 2
     lp = 3
     turn = 2
@@ -43,7 +42,6 @@ class _Small:
     status_idle = 1
     clock = 3
     banner = 1
-    banner_lines = 2
     names = 1
     lp = 2
     turn = 1

@@ -11,9 +11,8 @@ import sys
 if hasattr(gc, "threshold"):
     gc.threshold(4096)
 
-from duelclock.core.record import Lines
-from duelclock.core.record import MAX_LINE_BYTES, RecordError
-from duelclock.core.replay import Replay, write_verdict
+from duelclock.core.record import MAX_LINE_BYTES, Lines
+from duelclock.core.replay import RecordError, Replay, write_verdict
 
 CHUNK_BYTES = 512
 KEPT_REJECTIONS = 64     # held from the first pass; more are found again by a second
@@ -22,7 +21,7 @@ KEPT_REJECTIONS = 64     # held from the first pass; more are found again by a s
 def read_lines(f):
     """Yield each line of binary file `f` as bytes, or None for a line longer than
     MAX_LINE_BYTES, which is skipped without holding it in memory (core/record.py Lines): one
-    line buffer and one chunk buffer, so a 10 MB line costs nothing in a 64 KB heap."""
+    chunk buffer and the line begun, so a 10 MB line costs nothing in a 64 KB heap."""
     lines = Lines(MAX_LINE_BYTES)
     chunk = bytearray(CHUNK_BYTES)
     while True:
@@ -31,8 +30,8 @@ def read_lines(f):
             break
         for line in lines.feed(chunk, got):
             yield line
-    if lines.begun():
-        yield lines.rest()
+    if lines.part != b"":
+        yield lines.part
 
 
 def _fed(path, r):

@@ -33,7 +33,7 @@ def do_sheet(a):
     if a.table is None:
         from duelclock_desk import sheet_cmd
         return sheet_cmd.run(a.file, a.html)
-    from duelclock.core.record import RecordError
+    from duelclock.core.replay import RecordError
     from duelclock_desk import record_flags
     from duelclock_desk.sheet_text import render_text
     from duelclock_desk.sheet_html import render_html

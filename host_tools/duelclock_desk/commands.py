@@ -14,7 +14,8 @@ A round started with pairings that name a player takes every ready carry of that
 import time
 
 from duelclock.core import wire
-from duelclock.core.record import KINDS, RULE_SETS, RecordError
+from duelclock.core.record import KINDS, RULE_SETS
+from duelclock.core.replay import RecordError
 from duelclock.core.sign import canonical
 
 from duelclock_desk.desk_time import unix_ms

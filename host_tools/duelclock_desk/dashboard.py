@@ -45,7 +45,7 @@ from html import escape
 
 from aiohttp import web
 
-from duelclock.core.record import RecordError
+from duelclock.core.replay import RecordError
 from duelclock.core.sheet import LONG_TURN_MS, clock
 from duelclock_desk import record_flags
 from duelclock_desk.sheet_html import CSS as SHEET_CSS

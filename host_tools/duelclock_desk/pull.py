@@ -23,7 +23,7 @@ import json
 import os
 import tempfile
 
-from duelclock.core.record import RecordError
+from duelclock.core.replay import RecordError
 from duelclock.journal import Journal, Recovery
 from duelclock.replay import replay_file
 from duelclock_desk import client

@@ -3,7 +3,7 @@ import os
 import re
 import sys
 
-from duelclock.core.record import RecordError
+from duelclock.core.replay import RecordError
 from duelclock_desk.sheet_text import render_text
 from duelclock.replay import replay_file
 from duelclock_desk.sheet_html import render_html

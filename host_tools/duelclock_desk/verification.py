@@ -14,8 +14,7 @@ Store-side only: nothing here sends.
 """
 import json
 
-from duelclock.core.record import RecordError
-from duelclock.core.replay import Replay
+from duelclock.core.replay import RecordError, Replay
 
 CARRIED_KINDS = ("duel_loss", "match_loss")   # given after a match: to the player's next one
 

@@ -2,8 +2,7 @@
 from duelclock.core.record import check_event, parse_line, MAX_LINE_BYTES
 from duelclock.core.jsonio import dumps_event
 from duelclock.core.replay import dumps_verdict
-from duelclock.core.replay import Replay
-from duelclock.core.record import RecordError
+from duelclock.core.replay import RecordError, Replay
 
 
 def test_well_formed_events_pass():

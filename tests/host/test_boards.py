@@ -576,11 +576,15 @@ def test_the_maintenance_keys_held_at_power_on_are_seen_through_the_wiring(name,
 
 
 def _imports(path):
-    """duelclock modules a source file imports, at its top or inside a function."""
+    """duelclock modules a source file imports, at its top or inside a function (firmware
+    modules import their own package's modules relatively: from .layout import Layout)."""
     import re
+    package = os.path.relpath(os.path.dirname(path), os.path.join(ROOT, "firmware"))
+    package = package.replace(os.sep, ".")
     out = set()
     for line in open(path):
-        m = re.match(r"\s*from (duelclock[\w.]*) import (.+)", line)
+        line = re.sub(r"^(\s*from )\.", r"\g<1>%s." % package, line)   # from . import x: pkg.
+        m = re.match(r"\s*from (duelclock[\w.]*?)\.? import (.+)", line)
         if m:
             out.add(m.group(1))
             for name in m.group(2).split("#")[0].split(","):

@@ -27,7 +27,8 @@ def imports(path):
             for a in node.names:
                 yield a.name
         elif isinstance(node, ast.ImportFrom):
-            yield node.module or ""
+            # relative (from .record import ...): a module of core's own package
+            yield ("duelclock.core." if node.level else "") + (node.module or "")
 
 
 @pytest.mark.parametrize("name", CORE_FILES)

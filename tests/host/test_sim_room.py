@@ -21,7 +21,7 @@ from simulator.scripts import room_scripts, expected
 from simulator.screens import fb_to_image
 from simulator.table import wait_for
 from tests.host.golden import GOLDEN
-from duelclock.layout import RED, RGB as PALETTE_RGB
+from duelclock.layout import BANNER_LOOK, RGB as PALETTE_RGB
 
 SPEED = 40.0
 TABLES = 16
@@ -104,7 +104,7 @@ def test_power_cut_tables_came_back_with_record_and_clock(played):
 def test_time_call_screens_show_the_time_banner(played):
     room, scripts, shots, verified = played
     golden = Image.open(os.path.join(GOLDEN, "fb_240x135_time_turn.png")).convert("RGB")
-    red = PALETTE_RGB[RED]                  # the time-called banner's bar
+    red = PALETTE_RGB[BANNER_LOOK["time"][0]]  # the time-called banner's bar
     red_rows = [y for y in range(golden.height)
                 if sum(1 for x in range(golden.width) if golden.getpixel((x, y)) == red)
                 > golden.width // 2]

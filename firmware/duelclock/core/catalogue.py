@@ -12,10 +12,9 @@
 # no fixed guideline in KR ("a penalty applies", judge's discretion), so the range is the
 # judge's to pick. One string constant rather than tuples of strings: it stays in flash on
 # a board (lang.py says why).
-from duelclock.core.lang import column, fields
+from .lang import column, fields
+from .record import PENALTY_KINDS as KINDS       # the events' penalty kinds, mildest first
 
-C, W, DL, ML, DQ, DQP = "caution", "warning", "duel_loss", "match_loss", "dq", "dq_prizes"
-KINDS = (C, W, DL, ML, DQ, DQP)
 ABBR = ("C", "W", "DL", "ML", "DQ", "DQP")         # KINDS as ROWS writes them
 
 ROWS = """

@@ -4,6 +4,8 @@
 #   MicroPython dicts do not keep insertion order and its json.dumps escapes differently.
 import json
 
+from . import const
+
 MAX_DEPTH = 8                  # JSON nesting a line may have (an event is flat)
 
 
@@ -22,7 +24,12 @@ _WS = b" \t\n\r"
 _DIGITS = b"0123456789"
 # What the validator expects next: a value; a value or "]"; after a value ("," or a close);
 # a key; a key or "}"; nothing (the top value is complete).
-_VALUE, _VALUE_OR_END, _AFTER, _KEY, _KEY_OR_END, _DONE = range(6)
+_VALUE = const(0)
+_VALUE_OR_END = const(1)
+_AFTER = const(2)
+_KEY = const(3)
+_KEY_OR_END = const(4)
+_DONE = const(5)
 
 
 def _string(s, i):
@@ -191,10 +198,6 @@ def quote(s):
 def dumps_obj(pairs):
     """JSON object from (key, already-encoded value) pairs, in that order."""
     return "{" + ", ".join(quote(k) + ": " + v for k, v in pairs) + "}"
-
-
-def dumps_ab(d):
-    return dumps_obj((("A", str(d["A"])), ("B", str(d["B"]))))
 
 
 def dumps_event(ev):

@@ -2,8 +2,8 @@
 # and 10:00 (KR penalty 5, ID Tardiness), time called at the limit (KR 2.C judgements 1-4),
 # double loss at limit + cap. Each fires at its own instant, before any event stamped at or
 # after it (Match.apply calls _advance). Pure.
-from duelclock.core.record import PLAYERS
-from duelclock.core.rules import (TARDY_DUEL_LOSS_MS, TARDY_MATCH_LOSS_MS, NEVER, TIME_TURN,
+from .record import PLAYERS
+from .rules import (TARDY_DUEL_LOSS_MS, TARDY_MATCH_LOSS_MS, NEVER, TIME_TURN,
                                   other)
 
 

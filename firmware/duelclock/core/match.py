@@ -27,10 +27,10 @@
 # Time-based transitions (tardiness at 5:00/10:00, time at limit, double loss at
 # limit + cap) fire at their own instant, before any event stamped at or after it;
 # several due at one instant fire in that order: tardiness, time called, the cap.
-from duelclock.core.record import PLAYERS
-from duelclock.core.rules import START_LP, NORMAL, SUDDEN, other, ab
-from duelclock.core.judgements import TimeRules
-from duelclock.core.handlers import EventRules
+from .record import PLAYERS
+from .rules import START_LP, NORMAL, SUDDEN, other, ab
+from .judgements import TimeRules
+from .handlers import EventRules
 
 
 class Match(TimeRules, EventRules):

@@ -7,7 +7,7 @@
 # insertion order).
 import json
 
-from duelclock.core.jsonio import strict_json
+from .jsonio import strict_json
 
 PLAYERS = ("A", "B")
 MAX_LINE_BYTES = 1024          # a longer line is rejected unread (a record line is < 200 bytes)
@@ -21,54 +21,41 @@ PENALTY_KINDS = ("caution", "warning", "duel_loss", "match_loss", "dq", "dq_priz
 # --- lines: the one line splitter of the table and the desk ----------------------------------
 # The wire Decoder, the journal's and the replay's readers and the desk's links split with it.
 #
-#   Lines(max_bytes).feed(chunk) -> each line the chunk completes: bytes without b"\n",
-#                                   or None for a line longer than max_bytes
-#   .rest()                      -> the line begun and not ended (bytes, maybe b""; None if
-#                                   too long), and a fresh start
+#   Lines(max_bytes).feed(chunk) -> each line the chunk completes, one at a time: bytes
+#                                   without b"\n", or None for a line longer than max_bytes
+#   .part                        -> the line begun and not ended: b"" at a line's start,
+#                                   None inside a line too long; at the end of input,
+#                                   anything but b"" is an unended last line
 #
-# One buffer of max_bytes, allocated once: a longer line is counted, never held, so a 10 MB
-# line costs nothing in a 64 KB heap. Here beside the record's line limit: every reader of
-# lines loads this module anyway (a module of its own cost 412 bytes of .mpy and its heap).
+# A line too long is counted, never held: a 10 MB line costs nothing in a 64 KB heap. Lines
+# come out one at a time, never as a list: a flood of junk ("x\n" x 2,000 in one MQTT
+# payload) would hold a 32-byte object per line at once. One attribute of state and no
+# buffer: the class before issue 11's trim (a 1 KB buffer, four methods) cost the table
+# about 480 bytes of live heap. Here beside the record's line limit: every reader of lines
+# loads this module anyway.
 
 class Lines:
     def __init__(self, max_bytes):
-        self._buf = bytearray(max_bytes)
-        self._mv = memoryview(self._buf)
-        self._n = 0                  # bytes of the current line in _buf
-        self._long = False           # the current line is over max_bytes: skipped to b"\n"
+        self.max_bytes = max_bytes
+        self.part = b""
 
     def feed(self, data, end=None):
         """Yield the lines completed by data[:end] (default: all of it)."""
         n = len(data) if end is None else end
-        view = memoryview(data)
+        view = memoryview(data)     # its slices copy nothing: a line is copied once, as bytes
         i = 0
-        while i < n:
+        while True:
             nl = data.find(b"\n", i, n)
             stop = n if nl < 0 else nl
-            if not self._long:
-                if self._n + stop - i > len(self._buf):
-                    self._long = True
-                else:
-                    self._mv[self._n:self._n + stop - i] = view[i:stop]
-                    self._n += stop - i
+            part = self.part
+            if part is not None:    # the length first: a line too long is never copied
+                self.part = part + view[i:stop] if len(part) + stop - i <= self.max_bytes \
+                    else None
             if nl < 0:
                 return
-            yield self.rest()
+            line, self.part = self.part, b""
+            yield line
             i = nl + 1
-
-    def rest(self):
-        line = None if self._long else bytes(self._mv[:self._n])
-        self._n = 0
-        self._long = False
-        return line
-
-    def begun(self):
-        """True while a line is begun and not ended."""
-        return self._n > 0 or self._long
-
-
-class RecordError(Exception):
-    """The input is not a match record at all (replay exits non-zero)."""
 
 
 class JournalFull(Exception):
@@ -122,18 +109,9 @@ def _lp(ev):
     cost = ev.get("cost")
     if cost is not None and type(cost) is not bool:
         return "'cost' must be true or false"
-    return _by(ev)
-
-
-def _by(ev):
-    # Optional: who keyed the entry in (the device writes it; the sheet shows it).
-    v = ev.get("by")
+    v = ev.get("by")            # optional: who keyed the entry in (the device writes it)
     if v is not None and v not in ("A", "B", "judge"):
         return "'by' must be A, B or judge"
-    return None
-
-
-def _nothing(ev):
     return None
 
 
@@ -201,20 +179,21 @@ def _round_start(ev):
     return None
 
 
-# ev name -> key checker. Adding an event means a line here and a handler in match.py.
+# ev name -> key checker (None: no keys but t and ev). Adding an event means a line here and
+# a handler in match.py.
 CHECKS = {
     "round_start": _round_start,
     "seated": _p,
     "duel_start": _duel_start,
     "lp": _lp,
-    "undo": _nothing,
-    "turn_end": _nothing,
+    "undo": None,
+    "turn_end": None,
     "duel_end": _duel_end,
     "surrender": _p,
     "penalty": _penalty,
     "judge_fix": _judge_fix,
     "judge_void": _judge_void,
-    "tick": _nothing,
+    "tick": None,
     "extend": _extend,        # not in events.md: a desk-signed time extension (docs/protocol.md)
 }
 
@@ -231,10 +210,10 @@ def check_event(ev):
     name = ev.get("ev")
     if type(name) is not str:
         return "missing 'ev'"
-    check = CHECKS.get(name)
-    if check is None:
+    if name not in CHECKS:
         return "unknown event '%s'" % name[:40]
-    return check(ev)
+    check = CHECKS[name]
+    return check(ev) if check else None
 
 
 def read_line(line):

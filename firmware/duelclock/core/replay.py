@@ -1,8 +1,12 @@
 # Replay: lines of a match record in, the match and its rejections out. Pure: the caller
 # reads the file (or the journal) and feeds lines; see duelclock/replay.py for the CLI.
-from duelclock.core.record import RecordError, check_event, read_line
-from duelclock.core.jsonio import dumps_ab, dumps_obj, quote
-from duelclock.core.match import Match
+from .record import check_event, read_line
+from .jsonio import dumps_obj, quote
+from .match import Match
+
+
+class RecordError(Exception):
+    """The input is not a match record at all (replay exits non-zero)."""
 
 
 class Replay:
@@ -52,7 +56,7 @@ class Replay:
             raise RecordError("not a match record: the first event must be round_start")
         on_note = None
         if self.with_sheet:
-            from duelclock.core.sheet import Sheet
+            from .sheet import Sheet
             self.sheet = Sheet(ev)
             on_note = self.sheet.note
         self.match = Match(ev, on_note)
@@ -68,12 +72,12 @@ def write_verdict(write, v, rejected):
     pieces of one duel, penalty or rejection each: on a 64 KB MicroPython heap a record
     with many rejections makes a verdict too long for one allocation. `v` is
     Match.verdict(); `rejected` a list of (index, why)."""
-    write('{"result": %s, "wins": %s, "duels": [' % (quote(v["result"]), dumps_ab(v["wins"])))
+    write('{"result": %s, "wins": %s, "duels": [' % (quote(v["result"]), _dumps_ab(v["wins"])))
     sep = ""
     for d in v["duels"]:
         write(sep + dumps_obj((("winner", quote(d["winner"])), ("by", quote(d["by"])))))
         sep = ", "
-    write('], "phase": %s, "lp": %s, "penalties": [' % (quote(v["phase"]), dumps_ab(v["lp"])))
+    write('], "phase": %s, "lp": %s, "penalties": [' % (quote(v["phase"]), _dumps_ab(v["lp"])))
     sep = ""
     for x in v["penalties"]:
         pairs = [("p", quote(x["p"])), ("kind", quote(x["kind"])), ("code", quote(x["code"]))]
@@ -87,6 +91,10 @@ def write_verdict(write, v, rejected):
         write(sep + dumps_obj((("index", str(i)), ("why", quote(w)))))
         sep = ", "
     write("]}")
+
+
+def _dumps_ab(d):
+    return dumps_obj((("A", str(d["A"])), ("B", str(d["B"]))))
 
 
 def dumps_verdict(v, rejected):

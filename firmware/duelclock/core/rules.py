@@ -1,6 +1,6 @@
 # Constants and small helpers shared by the rules engine's modules (match.py and its two
 # mixins, judgements.py and handlers.py). Pure.
-from duelclock.core.record import MAX_AMOUNT
+from .record import MAX_AMOUNT
 
 START_LP = 8000
 TARDY_DUEL_LOSS_MS = 300000     # not seated at 5:00 (KR penalty 5; ID Tardiness)

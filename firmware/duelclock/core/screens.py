@@ -18,9 +18,9 @@
 # Nothing is recorded that nobody confirmed: events leave only from frames reached by an
 # explicit ok (or a player's own key). A menu item is (label, action, arg): picking it calls
 # action(ui, arg), a plain function of this module.
-from duelclock.core import catalogue
-from duelclock.core.lang import LANGS
-from duelclock.core.sheet import record_lines
+from . import catalogue
+from .lang import LANGS
+from .sheet import record_lines
 
 MAX_AMOUNT_DIGITS = 6
 DIGITS = ("0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "00", "000")

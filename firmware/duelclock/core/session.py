@@ -39,18 +39,13 @@
 #            "report"
 import json
 
-try:
-    from micropython import const
-except ImportError:           # plain CPython (the desk's venv has Blinka's shim)
-    def const(x):
-        return x
-
-from duelclock.core.clock import Clock
-from duelclock.core.lang import tr
-from duelclock.core.record import JournalFull, parse_line
-from duelclock.core.rules import START_LP
-from duelclock.core.ui import Ui
-from duelclock.core.wire import Encoder, Decoder
+from . import const
+from .clock import Clock
+from .lang import tr
+from .record import JournalFull, parse_line
+from .rules import START_LP
+from .ui import Ui
+from .wire import Encoder, Decoder
 
 # Private consts (compiled into the code, no module names on a board; the tests read them
 # on CPython, tests/host/tables.py).

@@ -12,20 +12,20 @@
 #
 # Two clocks: `now_ms` is desk time (the app's estimate, set by key, tick and the desk's
 # commands), `up_ms` board time (ms since boot, set by at(); the PIN lockout runs on it).
-from duelclock.core import catalogue
-from duelclock.core.lang import tr, LANGS
-from duelclock.core.match import Match
-from duelclock.core.record import check_event
-from duelclock.core.screens import Home, Pin  # noqa: F401 (Pin: the app's maintenance screen)
-from duelclock.core.sheet import LAST_MINUTES_MS, Sheet, clock
-from duelclock.core.sign import pin_matches
+from . import catalogue, const
+from .lang import tr, LANGS
+from .match import Match
+from .record import check_event
+from .screens import Home, Pin  # noqa: F401 (Pin: the app's maintenance screen)
+from .sheet import LAST_MINUTES_MS, Sheet, clock
+from .sign import pin_matches
 
 PIN_TRIES = 3                   # wrong PINs before a lockout
 LOCKOUT_MS = 60000              # first lockout; each further one doubles
-MESSAGE_MS = 2500               # how long a refusal or notice stays on screen
-GIVEN_MS = 6000                 # how long "+3:00 from the desk" stays on screen
-CARRIED_MS = 60000              # how long a penalty carried from the last match stays on screen
-SHEET_ROWS = 60                 # rows of the current duel kept for the record view
+_MESSAGE_MS = const(2500)       # how long a refusal or notice stays on screen
+_GIVEN_MS = const(6000)         # how long "+3:00 from the desk" stays on screen
+_CARRIED_MS = const(60000)      # how long a penalty carried from the last match stays on screen
+_SHEET_ROWS = const(60)         # rows of the current duel kept for the record view
 
 
 class Ui:
@@ -85,7 +85,7 @@ class Ui:
         return why
 
     def _begin(self, start):
-        self.sheet = Sheet(start, keep=1, max_rows=SHEET_ROWS)
+        self.sheet = Sheet(start, keep=1, max_rows=_SHEET_ROWS)
         self.match = Match(start, self._on_note)
         self.limit0_ms = self.match.limit_ms        # the view marks what was given since
         self.stack = [Home()]
@@ -126,7 +126,7 @@ class Ui:
     def carry(self, pen, now_ms):
         """A penalty the desk carries from a player's last match ({p, kind, code}, protocol.md):
         recorded now as the head judge's, unless the match is over or lists a penalty of that
-        player, kind and code already (a round sent again); shown for CARRIED_MS."""
+        player, kind and code already (a round sent again); shown for _CARRIED_MS."""
         m = self.match
         if m is None or m.over or (pen.get("p"), pen.get("kind"), pen.get("code")) in \
                 [(x["p"], x["kind"], x["code"]) for x in m.penalties]:
@@ -138,7 +138,7 @@ class Ui:
             self.say(self.text("refused", why))
         elif self.record(ev):
             self.say(self.text("carried", ev["p"], catalogue.kind_name(ev["kind"], self.lang)),
-                     CARRIED_MS)
+                     _CARRIED_MS)
 
     def pause(self, now_ms):
         self.now_ms = now_ms
@@ -157,10 +157,10 @@ class Ui:
 
     def given(self, now_ms, ms):
         """The desk gave the table `ms` (an extension, a pause given back): recorded, and
-        said on screen for GIVEN_MS ("+3:00 from the desk")."""
+        said on screen for _GIVEN_MS ("+3:00 from the desk")."""
         self.now_ms = now_ms
         if self.record({"t": now_ms, "ev": "extend", "ms": ms}):
-            self.say(self.text("given", clock(ms)), GIVEN_MS)
+            self.say(self.text("given", clock(ms)), _GIVEN_MS)
 
     # --- recording --------------------------------------------------------------------
 
@@ -202,7 +202,7 @@ class Ui:
         if flash_ms:
             self.alerts.append(("flash", flash_ms))
 
-    def say(self, text, ms=MESSAGE_MS):
+    def say(self, text, ms=_MESSAGE_MS):
         self.message = (text, self.now_ms + ms)
 
     def current_message(self, now_ms):

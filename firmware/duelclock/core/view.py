@@ -3,7 +3,7 @@
 # of the Ui's stack fills its body and names its layout (screens.py: mode, show). Renderers
 # (render_fb for framebuf, render_dio for displayio) lay a Screen out for their display
 # size; they never look at the match themselves. Pure.
-from duelclock.core.sheet import clock, LAST_MINUTES_MS, LONG_TURN_MS
+from .sheet import clock, LAST_MINUTES_MS, LONG_TURN_MS
 
 IDLE_DIM_MS = 120000            # dim after 2 minutes without a key (the clock stays readable)
 

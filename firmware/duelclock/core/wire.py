@@ -18,8 +18,8 @@
 import binascii
 import json
 
-from duelclock.core.record import Lines
-from duelclock.core.sign import Key, canonical, command_key, same, signed_line, table_key
+from .record import Lines
+from .sign import Key, canonical, command_key, same, signed_line, table_key
 
 VERSION = 1
 MAX_LINE_BYTES = 1024     # without the "\n"; a longer line is skipped, never buffered

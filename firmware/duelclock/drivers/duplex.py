@@ -40,15 +40,6 @@ class Duplex(io.IOBase):
             out += c
         return out
 
-    def readline(self):
-        out = b""
-        while not out.endswith(b"\n"):
-            c = self.rx.read(1)         # blocks for the rest of the line, as readline does
-            if not c:
-                break
-            out += c
-        return out
-
     def write(self, buf):
         return self.tx.write(buf)
 

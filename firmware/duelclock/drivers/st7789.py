@@ -17,17 +17,18 @@
 import time
 
 import framebuf
+from micropython import const
 
-_SWRESET = b"\x01"
-_SLPOUT = b"\x11"
-_NORON = b"\x13"
-_INVON = b"\x21"
-_DISPON = b"\x29"
-_CASET = b"\x2a"
-_RASET = b"\x2b"
-_RAMWR = b"\x2c"
-_MADCTL = b"\x36"
-_COLMOD = b"\x3a"
+_SWRESET = const(0x01)
+_SLPOUT = const(0x11)
+_NORON = const(0x13)
+_INVON = const(0x21)
+_DISPON = const(0x29)
+_CASET = const(0x2a)
+_RASET = const(0x2b)
+_RAMWR = const(0x2c)
+_MADCTL = const(0x36)
+_COLMOD = const(0x3a)
 SCRATCH_BYTES = 8192            # a band of 17 full-width rows
 
 
@@ -43,13 +44,12 @@ class ST7789:
         self.bl = bl
         self.width = width
         self.height = height
-        x1 = x0 + width - 1
-        y1 = y0 + height - 1
         self.x0 = x0
         self.y0 = y0
         self.scratch = bytearray(SCRATCH_BYTES)
         self._caset = bytearray(4)
         self._raset = bytearray(4)
+        self._command = bytearray(1)    # the command byte _cmd sends
         cs(1)
         self.backlight(0)               # dark until the panel RAM holds a frame
         self._cmd(_SWRESET)
@@ -65,9 +65,10 @@ class ST7789:
         self.backlight(1)
 
     def _cmd(self, cmd, data=None):
+        self._command[0] = cmd
         self.cs(0)
         self.dc(0)
-        self.spi.write(cmd)
+        self.spi.write(self._command)
         if data is not None:
             self.dc(1)
             self.spi.write(data)
