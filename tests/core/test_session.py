@@ -174,6 +174,33 @@ def test_a_long_record_goes_in_batches_and_a_new_link_sends_what_was_not_acked()
     assert s.sent == 2 * RECORD_BATCH < total
 
 
+def test_a_record_lingers_after_a_hello_and_a_resend_does_not():
+    # A hello (a link came up) hurries only events the desk may have missed: with all sent,
+    # the next event still waits LINGER_MS for company. A resend goes at once.
+    s, link = table()
+    desk = Desk()
+    now = synced(s, link, desk)
+    s.feed(desk.cmd("round", ROUND), now)
+    s.tick(now + 1)
+    s.tick(now + 1 + LINGER_MS)
+    desk.take(link)
+    assert desk.kinds().count("record") == 1
+    s.feed(desk.cmd("ack", {"round": 2, "events": 1}), now + 1 + LINGER_MS)
+    s.hello("SIM", "9.9", None)                     # everything sent and held
+    assert s.ui.record({"t": 1000, "ev": "duel_start", "first": "A"})
+    desk.got = []
+    s.tick(now + 2 + LINGER_MS)
+    desk.take(link)
+    assert "record" not in desk.kinds()
+    s.tick(now + 2 + 2 * LINGER_MS)
+    desk.take(link)
+    assert desk.last("record")["first"] == 1
+    desk.got = []
+    s.tick(now + 3 + 2 * LINGER_MS + RESEND_MS)      # no ack: sent again at once
+    desk.take(link)
+    assert desk.last("record")["first"] == 1 and desk.last("record")["total"] == 2
+
+
 def test_a_full_journal_keeps_the_match_going_in_ram_and_tells_the_desk():
     journal = ListJournal(room=3)                 # round_start and two events fit
     s, link = table(journal)

@@ -128,6 +128,7 @@ class Session:
             self.match_id = None
             self.unsaved = []
             self.total, self.acked, self.sent = 0, 0, 0
+            self.unsent_at = None
             self.result_sent = False
         self.unsaved.append(dict(ev))
         self.total += 1
@@ -247,7 +248,8 @@ class Session:
             fields["battery"] = battery_pct
         self._send("hello", fields)
         self.sent = self.acked                          # the desk may have missed some:
-        self.unsent_at = 0                              # old events, no lingering
+        if self.sent < self.total:                      # old events, no lingering
+            self.unsent_at = 0
 
     def state(self, local_ms):
         m = self.ui.match
