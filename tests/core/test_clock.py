@@ -235,11 +235,11 @@ def test_young_corrections_jump_later_small_ones_slew_and_big_ones_jump():
         assert 10 <= now - prev <= 11, (ms, now - prev)
         prev = now
     assert 1003 <= c.desk_now_ms(local + 2000) - (local + 2000) <= 1004
-    # 50 ms off: the band moves by about 20, beyond the 5-ms budget (slewing would take
+    # 50 ms off: the band moves by 15 to 30, beyond the 5-ms budget (slewing would take
     # 4 s): a jump.
     c, local = in_sync_clock(1000)
     c.sample(local, local + 1050, local + 1050, local)
-    assert 1015 <= c.desk_now_ms(local) - local <= 1025
+    assert 1015 <= c.desk_now_ms(local) - local <= 1030
 
 
 def test_exchanges_burst_then_space_out_and_retry_lost_ones():
@@ -261,3 +261,17 @@ def test_exchanges_burst_then_space_out_and_retry_lost_ones():
     local += gaps[-1]
     c.sent(local)                                                 # this one is lost
     assert c.next_exchange_in_ms(local) == clock.RETRY_MS
+
+
+def test_an_old_lopsided_exchange_loosens_with_a_young_drift():
+    # Desk = local + 4000. A minute-old exchange whose reply took 20 ms (its band [-20, 0]
+    # about 4000), then three with 1-ms legs: while the drift is known to ~100 ppm the old
+    # bounds are worth +/-12 ms today, so the new exchanges set the time. Tightened by that
+    # instead (a past bug) the old band crossed the new one and the time was 4.6 ms off.
+    c = Clock()
+    c.sample(0, 4000, 4000, 20)
+    local = 60000
+    for i in range(3):
+        c.sample(local, local + 4001, local + 4001, local + 2)
+        local += 1000
+    assert abs(c.offset_ms(local) - 4000) <= 0.5, c.offset_ms(local)

@@ -21,11 +21,12 @@
 #   the delay's excess over the legs' floor), with a prior: the drift kept on flash
 #   (+/-FLASH_PPM) or 0 (+/-2 MAX_PPM), so a span too short for the noise claims little;
 # - the offset now is the middle of the band between the lowest "offset + leg out" line and
-#   the highest "offset - leg back" line of that slope, each exchange's bound widened by
-#   what WIDEN standard deviations of drift move it over its age. Only the exchanges nearest
-#   the legs' floors set the band: a held packet or a slow one (far above the lowest delay)
-#   never does, and an old one counts only once the drift is known well enough to carry it.
-#   Unequal floors (asymmetric paths) stay invisible, as to any 2-way sync.
+#   the highest "offset - leg back" line of that slope, each exchange's bound loosened by
+#   what WIDEN standard deviations of drift move it over its age (the older, the looser).
+#   Only the exchanges nearest the legs' floors set the band: a held packet or a slow one
+#   (far above the lowest delay) never does, and an old one counts only once the drift is
+#   known well enough to carry it. Unequal floors (asymmetric paths) stay invisible, as to
+#   any 2-way sync.
 # The clock gives no desk time before FIRST exchanges (a lone held reply would be 100 ms
 # off; with two, the band comes from the legs that were not held). While young (YOUNG exchanges) every new fit is taken at once; later a move of the
 # time shown of at most jump_ms is slewed in at SLEW_RATE and a bigger one jumps. Without a
@@ -158,9 +159,10 @@ class Clock:
         sd = (self._scale / (sxx + p)) ** 0.5
         # The offset now: the middle of the band between the lowest outbound line and the
         # highest return line of that slope. Held packets only lengthen legs, so they never
-        # set the band. A bound widens by what WIDEN sd of drift moves it over its age.
-        up = min(fs[i] - (drift - WIDEN * sd) * xs[i] for i in range(n))
-        down = max(bs[i] - (drift + WIDEN * sd) * xs[i] for i in range(n))
+        # set the band. A bound loosens by what WIDEN sd of drift moves it over its age
+        # (xs <= 0: an upper bound rises with a steeper slope, a lower one falls).
+        up = min(fs[i] - (drift + WIDEN * sd) * xs[i] for i in range(n))
+        down = max(bs[i] - (drift - WIDEN * sd) * xs[i] for i in range(n))
         frac = (up + down) / 2
         if n >= 3:
             # How far the band's edges may sit from the legs' floors: the NEAR-th lowest
