@@ -17,8 +17,10 @@
 # The model: desk(local) = local + off + frac + drift * (local - ref), from the last KEEP
 # exchanges (none older than SPAN_MS):
 # - the drift is a least-squares slope through their offsets, each weighted by its delay
-#   (1 / (QUANT_MS^2 + ((delay - lowest + SLACK_MS) / 2)^2): an offset can be off by half
-#   the delay's excess over the legs' floor), with a prior: the drift kept on flash
+#   (1 / (QUANT_MS^2 + ((delay - floor) / 2)^2): an offset can be off by half the delay's
+#   excess over the legs' floor, and the lowest delay kept is itself above that floor by
+#   about QUANT_MS + lowest / SLACK_PART: a ms on USB, where a 4-ms hiccup then weighs 17
+#   times less than a good exchange, 6 on Wi-Fi), with a prior: the drift kept on flash
 #   (+/-FLASH_PPM) or 0 (+/-2 MAX_PPM), so a span too short for the noise claims little;
 # - the offset now is the middle of the band between the lowest "offset + leg out" line and
 #   the highest "offset - leg back" line of that slope, each exchange's bound loosened by
@@ -46,7 +48,7 @@ FIT_PPM = 500             # a fitted drift beyond this is clipped (outliers, not
 FLOOR_PPM = 1             # drift wander (temperature) no fit can rule out
 WIDEN = 2                 # standard deviations of drift an old exchange's bound is widened by
 QUANT_MS = 0.5            # 1-ms stamps: no offset is known better than this
-SLACK_MS = 5              # the lowest delay kept is above the legs' floor by about this
+SLACK_PART = 4            # the lowest delay kept is above the legs' floor by ~1/this of it
 NEAR = 3                  # the NEAR-th lowest delay over the lowest: how loose the band is
 MIN_DELAY_MS = -2         # below this a sample is absurd (ms stamps can make 0 look like -2)
 MAX_DELAY_MS = 1000       # above this a sample is worthless
@@ -140,7 +142,8 @@ class Clock:
         # The drift: least squares through the offsets weighted by their delays, with the
         # prior; the weights are scaled by the last fit's residuals (how good a weight-1
         # sample really is).
-        ws = [1 / (QUANT_MS * QUANT_MS + ((fs[i] - bs[i] - low + SLACK_MS) / 2) ** 2)
+        floor = low - QUANT_MS - low / SLACK_PART        # the legs' floor, about
+        ws = [1 / (QUANT_MS * QUANT_MS + ((fs[i] - bs[i] - floor) / 2) ** 2)
               for i in range(n)]
         sw = sum(ws)
         xm = sum(ws[i] * xs[i] for i in range(n)) / sw
