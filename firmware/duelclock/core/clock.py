@@ -138,7 +138,8 @@ class Clock:
         fs = [s[1] - ry for s in ss]                     # t2 - t1 - y0: offset + leg out
         bs = [s[2] - ry for s in ss]                     # t3 - t4 - y0: offset - leg back
         y0 = ry + by
-        low = min(fs[i] - bs[i] for i in range(n))       # the lowest delay kept
+        ds = sorted(fs[i] - bs[i] for i in range(n))     # the delays kept, lowest first
+        low = ds[0]
         # The drift: least squares through the offsets weighted by their delays, with the
         # prior; the weights are scaled by the last fit's residuals (how good a weight-1
         # sample really is).
@@ -171,7 +172,6 @@ class Clock:
             # How far the band's edges may sit from the legs' floors: the NEAR-th lowest
             # delay's excess, and the lowest delay over the count (unequal floors are
             # invisible to any 2-way sync).
-            ds = sorted(fs[i] - bs[i] for i in range(n))
             noise = QUANT_MS + (ds[min(NEAR, n - 1)] - low) / 2 + low / (2 * n)
         else:
             noise = low / 2 + 2 * QUANT_MS               # one leg may have taken it all
