@@ -117,6 +117,9 @@ class SerialLink(Link):
             except (serial.SerialException, OSError, ValueError):
                 self._stop.wait(RETRY_S)
                 continue
+            sock = getattr(port, "_socket", None)      # socket:// (pyserial's, private)
+            if sock is not None:
+                _nodelay(None, None, sock)
             with self._wlock:
                 self._port = port
             self._status(True)
