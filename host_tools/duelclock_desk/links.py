@@ -12,6 +12,7 @@ Decoder counts it as `size`) to the sink, stamped with the desk time of receipt 
 reply's t2). The sink (the desk service) is called from the link's own thread: it must be
 thread-safe. It also gets `sink.link_status(link, tbl, online)`: tbl None for the whole link.
 """
+import os
 import select
 import threading
 from urllib.parse import urlsplit
@@ -122,6 +123,9 @@ class SerialLink(Link):
             except (serial.SerialException, OSError, ValueError):
                 self._stop.wait(RETRY_S)
                 continue
+            sock = getattr(port, "_socket", None)      # socket:// (pyserial's, private)
+            if sock is not None:
+                _nodelay(None, None, sock)
             with self._wlock:
                 self._port = port
             self._status(True)
@@ -143,7 +147,11 @@ def _reader(port):
     """A function that returns all the bytes waiting on `port`, as soon as any arrive (after
     at most READ_TIMEOUT_S): so a receive time is true to the ms, and a burst is one read.
     pyserial's socket:// says in_waiting is 1 whatever is there, so ports with a file
-    descriptor (ttys, ptys, sockets) are polled with select, in non-blocking mode."""
+    descriptor (ttys, ptys, sockets) are polled with select, in non-blocking mode, and read
+    with one os.read: pyserial's read selects again first, and every call that lets the GIL
+    go may wait up to a switch interval (5 ms) to get it back from the desk's loop thread
+    (a sync request's t2 that late is an offset error of half of it). The caller stamps after
+    the read: no byte is stamped before it arrived."""
     try:
         fd = port.fileno()
     except (AttributeError, NotImplementedError, serial.SerialException):
@@ -151,9 +159,15 @@ def _reader(port):
     port.timeout = 0
 
     def read():
-        if select.select([fd], [], [], READ_TIMEOUT_S)[0]:
-            return port.read(READ_BYTES)
-        return b""
+        if not select.select([fd], [], [], READ_TIMEOUT_S)[0]:
+            return b""
+        try:
+            data = os.read(fd, READ_BYTES)
+        except BlockingIOError:
+            return b""
+        if not data:       # ready but empty: unplugged (a socket: closed), as pyserial says
+            raise serial.SerialException("the port is ready but gave no data")
+        return data
     return read
 
 

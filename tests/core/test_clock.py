@@ -111,8 +111,9 @@ def test_serial_within_a_ms_from_the_first_desk_time_and_half_a_ms_after_a_minut
     for ppm, seed in ((100, 1), (-100, 2), (37, 3), (-55, 4)):
         errs, sim = errors(ppm, serial_leg, SERIAL_BUDGET_MS, seed)
         assert errs[0][0] <= 2000                         # desk time within 2 s of power-on
-        assert worst(errs) <= 1.5, (ppm, worst(errs))
-        assert worst(errs, 60000) <= 0.8 and p95(errs) <= 0.7, (ppm, worst(errs, 60000))
+        # main before the bound and weight fixes: 1.4 ms, and p95 0.6
+        assert worst(errs) <= 1.0, (ppm, worst(errs))
+        assert worst(errs, 60000) <= 0.8 and p95(errs) <= 0.4, (ppm, worst(errs, 60000))
         assert abs(sim.c.drift_ppm + ppm) < 2, (ppm, sim.c.drift_ppm)   # desk - local slope
 
 
@@ -122,7 +123,8 @@ def test_wifi_within_a_few_ms_from_the_first_desk_time_with_held_packets():
     for ppm, seed in ((100, 5), (-100, 6), (-55, 7), (37, 3)):
         errs, sim = errors(ppm, wifi_leg, WIFI_BUDGET_MS, seed)
         assert errs[0][0] <= 3000
-        assert worst(errs, 0, 60000) <= 5.5 and worst(errs, 60000) <= 6, (ppm, worst(errs))
+        # worst after the first minute: 5.2 ms before the bound and weight fixes
+        assert worst(errs, 0, 60000) <= 5.5 and worst(errs, 60000) <= 4.5, (ppm, worst(errs))
         assert p95(errs) <= 3.5, (ppm, p95(errs))
 
 
@@ -235,11 +237,11 @@ def test_young_corrections_jump_later_small_ones_slew_and_big_ones_jump():
         assert 10 <= now - prev <= 11, (ms, now - prev)
         prev = now
     assert 1003 <= c.desk_now_ms(local + 2000) - (local + 2000) <= 1004
-    # 50 ms off: the band moves by about 20, beyond the 5-ms budget (slewing would take
+    # 50 ms off: the band moves by 15 to 30, beyond the 5-ms budget (slewing would take
     # 4 s): a jump.
     c, local = in_sync_clock(1000)
     c.sample(local, local + 1050, local + 1050, local)
-    assert 1015 <= c.desk_now_ms(local) - local <= 1025
+    assert 1015 <= c.desk_now_ms(local) - local <= 1030
 
 
 def test_exchanges_burst_then_space_out_and_retry_lost_ones():
@@ -261,3 +263,17 @@ def test_exchanges_burst_then_space_out_and_retry_lost_ones():
     local += gaps[-1]
     c.sent(local)                                                 # this one is lost
     assert c.next_exchange_in_ms(local) == clock.RETRY_MS
+
+
+def test_an_old_lopsided_exchange_loosens_with_a_young_drift():
+    # Desk = local + 4000. A minute-old exchange whose reply took 20 ms (its band [-20, 0]
+    # about 4000), then three with 1-ms legs: while the drift is known to ~100 ppm the old
+    # bounds are worth +/-12 ms today, so the new exchanges set the time. Tightened by that
+    # instead (a past bug) the old band crossed the new one and the time was 4.6 ms off.
+    c = Clock()
+    c.sample(0, 4000, 4000, 20)
+    local = 60000
+    for i in range(3):
+        c.sample(local, local + 4001, local + 4001, local + 2)
+        local += 1000
+    assert abs(c.offset_ms(local) - 4000) <= 0.5, c.offset_ms(local)

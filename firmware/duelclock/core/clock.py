@@ -17,15 +17,18 @@
 # The model: desk(local) = local + off + frac + drift * (local - ref), from the last KEEP
 # exchanges (none older than SPAN_MS):
 # - the drift is a least-squares slope through their offsets, each weighted by its delay
-#   (1 / (QUANT_MS^2 + ((delay - lowest + SLACK_MS) / 2)^2): an offset can be off by half
-#   the delay's excess over the legs' floor), with a prior: the drift kept on flash
+#   (1 / (QUANT_MS^2 + ((delay - floor) / 2)^2): an offset can be off by half the delay's
+#   excess over the legs' floor, and the lowest delay kept is itself above that floor by
+#   about QUANT_MS + lowest / SLACK_PART: a ms on USB, where a 4-ms hiccup then weighs 17
+#   times less than a good exchange, 6 on Wi-Fi), with a prior: the drift kept on flash
 #   (+/-FLASH_PPM) or 0 (+/-2 MAX_PPM), so a span too short for the noise claims little;
 # - the offset now is the middle of the band between the lowest "offset + leg out" line and
-#   the highest "offset - leg back" line of that slope, each exchange's bound widened by
-#   what WIDEN standard deviations of drift move it over its age. Only the exchanges nearest
-#   the legs' floors set the band: a held packet or a slow one (far above the lowest delay)
-#   never does, and an old one counts only once the drift is known well enough to carry it.
-#   Unequal floors (asymmetric paths) stay invisible, as to any 2-way sync.
+#   the highest "offset - leg back" line of that slope, each exchange's bound loosened by
+#   what WIDEN standard deviations of drift move it over its age (the older, the looser).
+#   Only the exchanges nearest the legs' floors set the band: a held packet or a slow one
+#   (far above the lowest delay) never does, and an old one counts only once the drift is
+#   known well enough to carry it. Unequal floors (asymmetric paths) stay invisible, as to
+#   any 2-way sync.
 # The clock gives no desk time before FIRST exchanges (a lone held reply would be 100 ms
 # off; with two, the band comes from the legs that were not held). While young (YOUNG exchanges) every new fit is taken at once; later a move of the
 # time shown of at most jump_ms is slewed in at SLEW_RATE and a bigger one jumps. Without a
@@ -45,7 +48,7 @@ FIT_PPM = 500             # a fitted drift beyond this is clipped (outliers, not
 FLOOR_PPM = 1             # drift wander (temperature) no fit can rule out
 WIDEN = 2                 # standard deviations of drift an old exchange's bound is widened by
 QUANT_MS = 0.5            # 1-ms stamps: no offset is known better than this
-SLACK_MS = 5              # the lowest delay kept is above the legs' floor by about this
+SLACK_PART = 4            # the lowest delay kept is above the legs' floor by ~1/this of it
 NEAR = 3                  # the NEAR-th lowest delay over the lowest: how loose the band is
 MIN_DELAY_MS = -2         # below this a sample is absurd (ms stamps can make 0 look like -2)
 MAX_DELAY_MS = 1000       # above this a sample is worthless
@@ -135,11 +138,13 @@ class Clock:
         fs = [s[1] - ry for s in ss]                     # t2 - t1 - y0: offset + leg out
         bs = [s[2] - ry for s in ss]                     # t3 - t4 - y0: offset - leg back
         y0 = ry + by
-        low = min(fs[i] - bs[i] for i in range(n))       # the lowest delay kept
+        ds = sorted(fs[i] - bs[i] for i in range(n))     # the delays kept, lowest first
+        low = ds[0]
         # The drift: least squares through the offsets weighted by their delays, with the
         # prior; the weights are scaled by the last fit's residuals (how good a weight-1
         # sample really is).
-        ws = [1 / (QUANT_MS * QUANT_MS + ((fs[i] - bs[i] - low + SLACK_MS) / 2) ** 2)
+        floor = low - QUANT_MS - low / SLACK_PART        # the legs' floor, about
+        ws = [1 / (QUANT_MS * QUANT_MS + ((fs[i] - bs[i] - floor) / 2) ** 2)
               for i in range(n)]
         sw = sum(ws)
         xm = sum(ws[i] * xs[i] for i in range(n)) / sw
@@ -158,15 +163,15 @@ class Clock:
         sd = (self._scale / (sxx + p)) ** 0.5
         # The offset now: the middle of the band between the lowest outbound line and the
         # highest return line of that slope. Held packets only lengthen legs, so they never
-        # set the band. A bound widens by what WIDEN sd of drift moves it over its age.
-        up = min(fs[i] - (drift - WIDEN * sd) * xs[i] for i in range(n))
-        down = max(bs[i] - (drift + WIDEN * sd) * xs[i] for i in range(n))
+        # set the band. A bound loosens by what WIDEN sd of drift moves it over its age
+        # (xs <= 0: an upper bound rises with a steeper slope, a lower one falls).
+        up = min(fs[i] - (drift + WIDEN * sd) * xs[i] for i in range(n))
+        down = max(bs[i] - (drift - WIDEN * sd) * xs[i] for i in range(n))
         frac = (up + down) / 2
         if n >= 3:
             # How far the band's edges may sit from the legs' floors: the NEAR-th lowest
             # delay's excess, and the lowest delay over the count (unequal floors are
             # invisible to any 2-way sync).
-            ds = sorted(fs[i] - bs[i] for i in range(n))
             noise = QUANT_MS + (ds[min(NEAR, n - 1)] - low) / 2 + low / (2 * n)
         else:
             noise = low / 2 + 2 * QUANT_MS               # one leg may have taken it all
