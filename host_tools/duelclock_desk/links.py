@@ -14,6 +14,7 @@ thread-safe. It also gets `sink.link_status(link, tbl, online)`: tbl None for th
 """
 import os
 import select
+import socket
 import threading
 from urllib.parse import urlsplit
 
@@ -125,7 +126,9 @@ class SerialLink(Link):
                 continue
             sock = getattr(port, "_socket", None)      # socket:// (pyserial's, private)
             if sock is not None:
-                _nodelay(None, None, sock)
+                # Nagle + delayed ACK would hold a sync reply up to ~40 ms behind the packet
+                # before it (shared/toolchain.md): its t3 would be that much wrong.
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             with self._wlock:
                 self._port = port
             self._status(True)
