@@ -112,10 +112,10 @@ class Protocol:
         # The running round's start is at hand (a round start's records are 2,000 at once).
         r = self.round
         start = r if r and r["round"] == round_no else self.store.round(round_no)
-        flags = self.store.add_events(tbl, round_no, first, msg["events"], msg["total"], rx_ms,
-                                      start and start["start_ms"], LATE_MS, NOT_LATE)
-        if flags:
-            self.on_change("table", self.table_view(tbl))
+        self.store.add_events(tbl, round_no, first, msg["events"], msg["total"], rx_ms,
+                              start and start["start_ms"], LATE_MS, NOT_LATE)
+        # Shown at once: its results row, its flags (a record no longer comes with a state).
+        self.on_change("table", self.table_view(tbl))
         r = self.store.result(tbl, round_no)
         if r["result"] is not None and r["verified"] in (None, "incomplete") \
                 and self.store.event_count(tbl, round_no) >= r["events"]:

@@ -61,7 +61,8 @@ def view(desk, t, now):
             "phase": state.get("phase"), "duel": state.get("duel"), "turn": state.get("turn"),
             "wins": state.get("wins"), "lp": state.get("lp"), "remaining_ms": remaining,
             "paused": paused, "result": res["result"] if res else None,
-            "verified": res["verified"] if res else None, "alerts": alerts}
+            "verified": res["verified"] if res else None,
+            "recorded": res["total"] if res else 0, "alerts": alerts}
 
 
 def status(desk):

@@ -133,6 +133,9 @@ def test_round_from_the_page_time_called_extra_turn_sheet_csv_korean(tmp_path):
             await until(lambda: _all(lambda: tables[3].extended_ms == 600000), "extension")
             await until(lambda: _text(page, "#toast", "Done: Extend 3"), "the toast")
             await tile_is(page, 3, "normal", "Duel 1")
+            # Each table's record comes up to 2 s after its events (core/session.py
+            # _LINGER_MS): the shot waits for every playing table's row.
+            await until(lambda: _count(page, "#results-table tbody tr", 4), "results rows")
             await shot(page, "dashboard_running.png")
 
             # Time is called at 0:08: table 1 finishes its turn, table 5 had no duel won.

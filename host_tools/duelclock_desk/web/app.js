@@ -163,7 +163,9 @@ function takeView(v, at) {
   rec.v = v;
   rec.at = at;
   drawTile(rec);
-  if (before && (before.verified !== v.verified || before.result !== v.result)) resultsSoon();
+  // Its results row changes with a result, a verification, or a record (its penalties).
+  if (before && (before.verified !== v.verified || before.result !== v.result
+                 || before.recorded !== v.recorded)) resultsSoon();
   const r = S.room && S.room.round;
   if (S.room && v.round > (r ? r.round : 0)) roomSoon();   // a round this page has not seen
 }
