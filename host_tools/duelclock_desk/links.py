@@ -21,8 +21,8 @@ from urllib.parse import urlsplit
 import serial
 
 from duelclock.core.record import Lines
-from duelclock_desk import mqtt
 from duelclock.core.wire import MAX_LINE_BYTES
+from duelclock_desk import mqtt
 
 RETRY_S = 1.0              # a lost serial port or socket is reopened this often
 READ_TIMEOUT_S = 0.1       # a reader thread notices stop() within this
@@ -57,12 +57,7 @@ class Link:
         rx_ms: when they were read (default: now)."""
         if rx_ms is None:
             rx_ms = self.sink.now_ms()
-        if whole and len(data) <= MAX_LINE_BYTES and b"\n" not in data:
-            split = [data]                 # the usual payload: one line, no splitter needed
-        elif whole:
-            split = Lines(MAX_LINE_BYTES).feed(data + b"\n")
-        else:
-            split = self._lines.feed(data)
+        split = Lines(MAX_LINE_BYTES).feed(data + b"\n") if whole else self._lines.feed(data)
         lines = [x for x in split if x is None or x.strip()]     # None: a line too long
         if lines:
             self.sink.lines(self, lines, rx_ms, retained)

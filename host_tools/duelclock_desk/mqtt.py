@@ -122,8 +122,9 @@ class Client:
 
     def subscribe(self, topics):
         """[(filter, qos)]: asked once per connection (call it from on_connect)."""
-        body = struct.pack("!H", self._next_pid()) + b"".join(
-            string(t) + bytes([q]) for t, q in topics)
+        with self._lock:
+            pid = self._next_pid()
+        body = struct.pack("!H", pid) + b"".join(string(t) + bytes([q]) for t, q in topics)
         self._write(packet(SUBSCRIBE, 2, body))
 
     def publish(self, topic, payload, qos=1):
@@ -140,6 +141,7 @@ class Client:
     # --- the socket -------------------------------------------------------------------------
 
     def _next_pid(self):
+        # Under _lock: publish() runs in the desk's threads, subscribe() in the reader's.
         self._pid = self._pid % 65535 + 1     # a 65,536th unacked send replaces the oldest
         return self._pid
 

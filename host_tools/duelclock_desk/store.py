@@ -314,8 +314,7 @@ class Store:
         the announced total. An index re-sent with another body is flagged "changed" (that
         body kept beside the first). With the round's start_ms and late_ms, an event first
         received (desk time rx_ms) more than late_ms after its own time (start_ms + its t) is
-        flagged "late", the delay its detail, unless its "ev" is in not_late. Returns the
-        flags added, [(idx, kind, detail)]."""
+        flagged "late", the delay its detail, unless its "ev" is in not_late (flags())."""
         flags = []
         for i, ev in enumerate(events):
             idx, body = first + i, dumps(ev)
@@ -341,7 +340,6 @@ class Store:
                 "INSERT INTO results (tbl, round, total) VALUES (?, ?, ?) ON CONFLICT (tbl, round)"
                 " DO UPDATE SET total = MAX(total, excluded.total)", (tbl, round_no, total))
             self._reload("results", tbl, round_no)
-        return flags
 
     def events(self, tbl, round_no, count=None):
         """The stored events 0.. of a record while they are contiguous, at most `count`."""

@@ -23,7 +23,7 @@
 #                     result again
 #   ack{events}       acked = max(acked, min(events, total)); over and all held: the
 #                     journal marks the match collected
-#   hello             sent = acked (a new link: the desk may have missed some)
+#   hello             sent = acked (a new link: the desk may have missed some; no lingering)
 #
 # The state goes out when it changed (looked at every _STATE_CHECK_MS, and at once after a
 # command or an event, or once state_check_at is set to 0) and every _STATE_MS; RUNNING
