@@ -1,7 +1,8 @@
 # The table's end of the desk link: the same lines over USB serial or MQTT (docs/protocol.md).
 # I/O at the edge. Both links offer the same three calls, polled by the app's link task:
 #   poll() -> bytes received since the last call (b"" when none; never blocks)
-#   send(line, kind) -> True when handed to the link; kind is "state" (latest wins) or "report"
+#   send(line, kind) -> True when handed to the link; kind is "state" (latest wins), "report"
+#     (delivered) or "sync" (a sync request: useless late, so MQTT QoS 0)
 #   up -> whether the link is believed to work
 # make_link(board, cfg, local_ms) picks the one the table's config names.
 import select
@@ -146,7 +147,10 @@ class MqttLink:
             if kind == "state":
                 self.client.publish(self._topic("state"), line.rstrip(b"\n"), True, 0)
             else:
-                self.client.publish(self._topic("report"), line.rstrip(b"\n"), False, 1)
+                # QoS 1 makes umqtt.simple wait for the PUBACK (a round trip of blocked keys),
+                # and a sync request resent late is dropped anyway: the clock asks again.
+                qos = 0 if kind == "sync" else 1
+                self.client.publish(self._topic("report"), line.rstrip(b"\n"), False, qos)
             self._last_io = self.now_ms()
             return True
         except (OSError, IndexError):

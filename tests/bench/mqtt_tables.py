@@ -123,6 +123,8 @@ class Conn:
         for k, line in self.table.take():
             if k == "state":
                 out.append(publish_packet(self.topic("state"), line, 0, True))
+            elif k == "sync":                # QoS 0, as the firmware's link sends it
+                out.append(publish_packet(self.topic("report"), line, 0, False))
             else:
                 out.append(publish_packet(self.topic("report"), line, 1, False, self._pid()))
             self.host.counts["out_" + k] = self.host.counts.get("out_" + k, 0) + 1
@@ -194,13 +196,16 @@ class Host:
     def ready(self):
         return self._opened == len(self.conns) and all(c.ready for c in self.conns)
 
-    def tick_all(self):
-        """Tick every table at its local time and send what it has to say."""
-        with self.lock:
-            for c in self.conns:
+    def tick_all(self, spread_s=0.0):
+        """Tick every table at its local time and send what it has to say, the tables
+        spread_s (real s) apart from the first to the last."""
+        for c in self.conns:
+            with self.lock:
                 if c.sock is not None:
                     c.table.tick(self.local_ms(c.table.tbl))
                     c.send_lines()
+            if spread_s:
+                time.sleep(spread_s / len(self.conns))
 
     def _open_some(self, started):
         due = len(self.conns) if not self.connect_per_s else \

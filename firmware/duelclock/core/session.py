@@ -35,8 +35,8 @@
 #            match's JSON lines; mark_collected(id); recover(on_line) -> .match_id, .dropped
 #   files    read(name, number) -> [numbers] or None; write(name, text), never raising:
 #            "seen" (the desk's last command seq) and "drift" (the settled ppm, once a boot)
-#   send     send(line, kind) -> True once the link took it; kind "state" (latest wins) or
-#            "report"
+#   send     send(line, kind) -> True once the link took it; kind "state" (latest wins),
+#            "report" (delivered) or "sync" (worth nothing late: the clock asks again)
 import json
 
 from . import const
@@ -280,7 +280,7 @@ class Session:
         """What is due at local ms `now`: sync request, state, record, result."""
         if self.clock.next_exchange_in_ms(now) == 0:
             self.sync_seq = self.enc.seq
-            if self._send("sync", {"t1": now}):
+            if self._send("sync", {"t1": now}, "sync"):
                 self.clock.sent(now)
         if now >= self.state_check_at or now >= self.state_due:
             self.state_check_at = now + _STATE_CHECK_MS
