@@ -38,9 +38,9 @@
 # Accelerated time (the two sync runs): desk time is real time plus jumps (SkipClock, shared
 # with the desk in desk_child.py, its own process), and every table's ticks are (desk time +
 # its boot time) x (1 + ppm / 1e6). Each step of *_STEP_MS desk ms (YOUNG_STEP_MS in the
-# first YOUNG_MIN minutes, when the tables exchange every 1 to 8 s) measures every table's
-# error, ticks them (sync requests go out when their Clock says so), waits for every reply,
-# then jumps the rest of the step. No jump happens with an exchange in flight, so every stamp
+# first YOUNG_MIN minutes, when the tables exchange every 0.5 to 8 s) measures every table's
+# error, ticks them SPREAD_S apart (sync requests go out when their Clock says so), waits for
+# every reply, then jumps the rest of the step. No jump happens with an exchange in flight, so every stamp
 # of an exchange is real time, and the desk stamps with the clock the errors are measured on.
 # An error is the table's model (Clock.offset_ms at its exact, unfloored ticks) against the
 # exact desk time: what the table would show with sub-ms digits.
@@ -79,6 +79,10 @@ WIFI_TABLES = 100
 WIFI_STEP_MS = 2000
 YOUNG_STEP_MS = 500              # the first YOUNG_MIN minutes: the tables' burst periods
 YOUNG_MIN = 2
+SPREAD_S = 0.1                   # a step ticks its tables this far apart (real s), not all
+                                 # at one instant: tables at a venue boot at their own times,
+                                 # and 100 requests in one burst queue up at the desk (its
+                                 # stamps then measure its queue, not the link)
 CONVERGED_MS = 5                 # sync_converge_s: the error stays under this
 SERIAL_MAX_MS = 0.5              # issue 12's target for sync_error_serial_max_ms
 REPLY_WAIT_S = 3.0               # a step waits this long (real) for sync replies at most
@@ -265,13 +269,15 @@ class PtyTables:
             t.hello()
         self.tick_all()
 
-    def tick_all(self):
+    def tick_all(self, spread_s=0.0):
         for t in self.tables:
             t.tick(self.local_ms(t.tbl))
             out = t.take()
             self.syncs_sent[t.tbl] += sum(1 for k, _ in out if k == "sync")
             if out:
                 os.write(self.fd_of[t.tbl], b"".join(line for _, line in out))
+            if spread_s:
+                time.sleep(spread_s / len(self.tables))
 
     def outstanding(self):
         return any(self.syncs_sent[t.tbl] > t.sync_replies for t in self.tables)
@@ -298,8 +304,8 @@ class MqttDriver:
             raise BenchError("MQTT tables: %s" % self.host.error)
         return self.host.ready()
 
-    def tick_all(self):
-        self.host.tick_all()
+    def tick_all(self, spread_s=0.0):
+        self.host.tick_all(spread_s)
 
     def outstanding(self):
         if self.host.error is not None:
@@ -359,7 +365,7 @@ def _steps(clock, driver, local_ms, minutes, step_ms):
                 errs[t.tbl] = x + off - t0
         steps.append((t0 - start, errs))
         step = YOUNG_STEP_MS if t0 - start < YOUNG_MIN * 60000 else step_ms
-        driver.tick_all()
+        driver.tick_all(SPREAD_S)
         if not wait_for(lambda: not driver.outstanding(), REPLY_WAIT_S, 0.001):
             late += 1
             if late > MAX_LATE:
