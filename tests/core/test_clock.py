@@ -104,16 +104,20 @@ def test_no_desk_time_before_the_first_exchanges():
     t4 = 1010 + clock.FIRST - 1
     assert c.synced and c.desk_now_ms(t4) == t4 + 3996 and c.desk_now_ms(t4 + 1000) == t4 + 4996
     assert c.age_ms(t4 + 500) == 500
-    assert 4 <= c.error_ms(t4) < 6                        # half the 8-ms delay, and stamps
+    # FIRST equal exchanges: the stamps, and the 8-ms delay over their count (one leg may
+    # have taken it all, as in each of them)
+    assert abs(c.error_ms(t4) - (clock.QUANT_MS + 8 / (2 * clock.FIRST))) < 0.01
 
 
 def test_serial_within_a_ms_from_the_first_desk_time_and_half_a_ms_after_a_minute():
     for ppm, seed in ((100, 1), (-100, 2), (37, 3), (-55, 4)):
         errs, sim = errors(ppm, serial_leg, SERIAL_BUDGET_MS, seed)
-        assert errs[0][0] <= 2000                         # desk time within 2 s of power-on
-        # main before the bound and weight fixes: 1.4 ms, and p95 0.6
+        assert errs[0][0] <= 4000                         # desk time within 4 s of power-on
+        # main before the bound and weight fixes: 1.4 ms, and p95 0.6. The p95 depends on
+        # how ppm x period meets the ms (stamps here are taken on a local ms edge): 0.25 to
+        # 0.48 with 12-s periods, 0.23 to 0.40 with 16-s ones.
         assert worst(errs) <= 1.0, (ppm, worst(errs))
-        assert worst(errs, 60000) <= 0.8 and p95(errs) <= 0.4, (ppm, worst(errs, 60000))
+        assert worst(errs, 60000) <= 0.8 and p95(errs) <= 0.5, (ppm, worst(errs, 60000))
         assert abs(sim.c.drift_ppm + ppm) < 2, (ppm, sim.c.drift_ppm)   # desk - local slope
 
 
@@ -122,7 +126,7 @@ def test_wifi_within_a_few_ms_from_the_first_desk_time_with_held_packets():
     # 100 ms off in its first minutes and 15 ms later on this link.
     for ppm, seed in ((100, 5), (-100, 6), (-55, 7), (37, 3)):
         errs, sim = errors(ppm, wifi_leg, WIFI_BUDGET_MS, seed)
-        assert errs[0][0] <= 3000
+        assert errs[0][0] <= 5000
         # worst after the first minute: 5.2 ms before the bound and weight fixes
         assert worst(errs, 0, 60000) <= 5.5 and worst(errs, 60000) <= 4.5, (ppm, worst(errs))
         assert p95(errs) <= 3.5, (ppm, p95(errs))
@@ -189,13 +193,13 @@ def test_five_minutes_without_a_link_run_on_the_drift():
 
 
 def in_sync_clock(offset_ms, count=clock.YOUNG + 1):
-    # `count` perfect exchanges BURST_PERIOD_MS apart; returns (clock, local).
+    # `count` perfect exchanges a second apart; returns (clock, local).
     c = Clock(SERIAL_BUDGET_MS)
     local = 0
     for i in range(count):
         c.sent(local)
         c.sample(local, local + offset_ms, local + offset_ms, local)
-        local += clock.BURST_PERIOD_MS
+        local += 1000
     assert c.desk_now_ms(local) == local + offset_ms
     return c, local
 
@@ -246,8 +250,8 @@ def test_young_corrections_jump_later_small_ones_slew_and_big_ones_jump():
 
 def test_exchanges_burst_then_space_out_and_retry_lost_ones():
     c = Clock(SERIAL_BUDGET_MS)
-    c.sent(0)
-    assert c.next_exchange_in_ms(0) == clock.BURST_PERIOD_MS    # a first request is out
+    c.sent(0)                       # a first request is out: its reply may take MAX_DELAY_MS
+    assert c.next_exchange_in_ms(0) == max(clock.BURST_PERIOD_MS, clock.MAX_DELAY_MS)
     c, local = Clock(SERIAL_BUDGET_MS), 0
     gaps = []
     for i in range(60):
@@ -259,7 +263,11 @@ def test_exchanges_burst_then_space_out_and_retry_lost_ones():
     b = clock.BURST
     assert gaps[1:b] == [clock.BURST_PERIOD_MS] * (b - 1), gaps
     assert gaps[b:2 * b] == [2 * clock.BURST_PERIOD_MS] * b, gaps
-    assert gaps[-1] == clock.MAX_PERIOD_MS and sorted(gaps) == gaps, gaps
+    # Settled: MAX_PERIOD_MS, less a varying part of up to a quarter (no fixed phase
+    # against the desk's ms).
+    settled = gaps[-10:]
+    assert all(clock.MAX_PERIOD_MS * 3 // 4 < g <= clock.MAX_PERIOD_MS for g in settled), gaps
+    assert len(set(settled)) > 5 and sorted(gaps[:4 * b]) == gaps[:4 * b], gaps
     local += gaps[-1]
     c.sent(local)                                                 # this one is lost
     assert c.next_exchange_in_ms(local) == clock.RETRY_MS
@@ -267,13 +275,13 @@ def test_exchanges_burst_then_space_out_and_retry_lost_ones():
 
 def test_an_old_lopsided_exchange_loosens_with_a_young_drift():
     # Desk = local + 4000. A minute-old exchange whose reply took 20 ms (its band [-20, 0]
-    # about 4000), then three with 1-ms legs: while the drift is known to ~100 ppm the old
+    # about 4000), then FIRST - 1 with 1-ms legs: while the drift is known to ~100 ppm the old
     # bounds are worth +/-12 ms today, so the new exchanges set the time. Tightened by that
     # instead (a past bug) the old band crossed the new one and the time was 4.6 ms off.
     c = Clock()
     c.sample(0, 4000, 4000, 20)
     local = 60000
-    for i in range(3):
+    for i in range(clock.FIRST - 1):
         c.sample(local, local + 4001, local + 4001, local + 2)
         local += 1000
     assert abs(c.offset_ms(local) - 4000) <= 0.5, c.offset_ms(local)

@@ -29,19 +29,22 @@
 #   (far above the lowest delay) never does, and an old one counts only once the drift is
 #   known well enough to carry it. Unequal floors (asymmetric paths) stay invisible, as to
 #   any 2-way sync.
-# The clock gives no desk time before FIRST exchanges (a lone held reply would be 100 ms
-# off; with two, the band comes from the legs that were not held). While young (YOUNG exchanges) every new fit is taken at once; later a move of the
-# time shown of at most jump_ms is slewed in at SLEW_RATE and a bigger one jumps. Without a
-# link the model runs on its drift, and error_ms grows with the drift's uncertainty.
+# The clock gives no desk time before FIRST exchanges, four seconds after power-on (one
+# exchange on Wi-Fi may be 10 ms lopsided, or held; the band of eight comes from their best
+# legs: 5 ms at worst over 100 simulated tables, against 9 with two). While young (YOUNG
+# exchanges) every new fit is taken at once; later a move of the time shown of at most
+# jump_ms is slewed in at SLEW_RATE and a bigger one jumps. Without a link the model runs on
+# its drift, and error_ms grows with the drift's uncertainty.
 #
 # Exchanges: BURST at BURST_PERIOD_MS, then BURST at twice that, and so on up to
-# MAX_PERIOD_MS (sooner if error_ms would pass budget_ms / 2): 32 exchanges in the first two
-# minutes, then one every 16 s (7.5 messages a minute with the replies).
+# MAX_PERIOD_MS (sooner if error_ms would pass budget_ms / 2), less a varying part of up to
+# a quarter: 40 exchanges in the first two minutes, then one every 9 to 12 s (about 13 messages
+# a minute with the replies, over 30 minutes).
 SERIAL_BUDGET_MS = 5
 WIFI_BUDGET_MS = 20
 KEEP = 64                 # exchanges kept, newest last
 SPAN_MS = 1200000         # and none older than this (local ms): drift wanders with temperature
-FIRST = 2                 # exchanges before the clock gives desk time
+FIRST = 8                 # exchanges before the clock gives desk time
 MAX_PPM = 100             # crystals are off by tens of ppm, rarely more than this
 FLASH_PPM = 10            # a drift kept on flash is this good (temperature, ageing)
 FIT_PPM = 500             # a fitted drift beyond this is clipped (outliers, not crystals)
@@ -55,9 +58,10 @@ MAX_DELAY_MS = 1000       # above this a sample is worthless
 SLEW_RATE = 0.005         # ms per ms: 5 ms per second (a shown second lasts 995 to 1005 ms)
 YOUNG = 16                # exchanges before corrections are slewed rather than taken at once
 BURST = 8                 # exchanges per period step
-BURST_PERIOD_MS = 1000     # the first period; every BURST exchanges it doubles
-MAX_PERIOD_MS = 16000
-RETRY_MS = 2000           # no reply to a request: ask again this much later (or the period)
+BURST_PERIOD_MS = 500     # the first period; every BURST exchanges it doubles
+MAX_PERIOD_MS = 12000     # the settled period, less up to a quarter (next_exchange_in_ms)
+SHIFTS = 6                # period doublings at most (BURST_PERIOD_MS << SHIFTS >= MAX_PERIOD_MS)
+RETRY_MS = 2000           # no reply to a request: ask again this much later (or sooner)
 
 
 class Clock:
@@ -229,16 +233,23 @@ class Clock:
         """Ms until the app should send the next sync request (0: now): BURST_PERIOD_MS apart
         for the first BURST exchanges, doubling every BURST up to MAX_PERIOD_MS, and
         sooner (not under BURST_PERIOD_MS) if error_ms would pass budget_ms / 2 first. A
-        request left after the last exchange and unanswered is asked again RETRY_MS (or the
-        period, if shorter) after it left."""
+        request left after the last exchange and unanswered is asked again RETRY_MS after it
+        left, or the period if shorter, but not before MAX_DELAY_MS: a new request makes the
+        reply to the old one worthless, and a slow link (a held packet, a desk behind) must
+        still get its answers in."""
         period = BURST_PERIOD_MS
         due = local_ms
         if self._last is not None:
-            period = min(MAX_PERIOD_MS, BURST_PERIOD_MS << min(4, self._count // BURST))
+            period = BURST_PERIOD_MS << min(SHIFTS, self._count // BURST)
+            if period >= MAX_PERIOD_MS:
+                # Up to a quarter shorter, varying: a drift times a fixed period that is a
+                # whole number of ms would meet the desk's ms at the same phase every time,
+                # and 1-ms stamps would never average out.
+                period = MAX_PERIOD_MS - self._count * 7919 % (MAX_PERIOD_MS // 4)
             due = self._last + period
             spare = self.budget_ms / 2 - self._noise
             reach = self._ref + int(spare / self._drift_err) if spare > 0 else self._last
             due = max(min(due, reach), self._last + BURST_PERIOD_MS)
         if self._sent is not None and (self._last is None or self._sent > self._last):
-            due = max(due, self._sent + min(period, RETRY_MS))
+            due = max(due, self._sent + min(max(period, MAX_DELAY_MS), RETRY_MS))
         return max(0, due - local_ms)
