@@ -1,5 +1,7 @@
 # Desk time on a table (core/clock.py): simulated drifting table clocks and links.
 # A tiny LCG stands in for `random` so CPython and MicroPython draw the same delays.
+import gc
+
 from duelclock.core import clock
 from duelclock.core.clock import Clock, SERIAL_BUDGET_MS, WIFI_BUDGET_MS
 
@@ -76,6 +78,7 @@ class Sim:
 
 def errors(ppm, leg, budget_ms, seed, minutes=30, drift_ppm=None):
     """([(true ms, |error| ms)] once a second from the first desk time on, the Sim)."""
+    gc.collect()               # the last run's lists, before this one grows its own (upy heap)
     sim = Sim(ppm, leg, budget_ms, seed, drift_ppm)
     out = []
     sim.run(minutes * 60000, check=lambda: out.append((sim.t, abs(sim.error_ms()))))
@@ -136,9 +139,9 @@ def test_at_most_15_messages_a_minute_more_while_young():
     errs, sim = errors(-80, wifi_leg, WIFI_BUDGET_MS, 12, minutes=2)
     young = sim.exchanges
     sim.run(30 * 60000)
-    assert young >= 28                                    # 56 messages in 2 minutes
+    assert young >= 60, young                             # 128 messages in 2 minutes
     assert 2 * sim.exchanges <= 15 * 30, sim.exchanges    # requests and replies
-    assert 2 * (sim.exchanges - young) <= 12 * 28 + 2     # settled: 6 exchanges a minute
+    assert 2 * (sim.exchanges - young) <= 13 * 28, sim.exchanges   # then fewer than 15 a minute
 
 
 def test_a_drift_kept_on_flash_helps_from_the_first_minute():
@@ -254,7 +257,7 @@ def test_exchanges_burst_then_space_out_and_retry_lost_ones():
     assert c.next_exchange_in_ms(0) == max(clock.BURST_PERIOD_MS, clock.MAX_DELAY_MS)
     c, local = Clock(SERIAL_BUDGET_MS), 0
     gaps = []
-    for i in range(60):
+    for i in range(6 * clock.BURST):
         wait = c.next_exchange_in_ms(local)
         local += wait
         gaps.append(wait)
@@ -268,7 +271,7 @@ def test_exchanges_burst_then_space_out_and_retry_lost_ones():
     settled = gaps[-10:]
     assert all(clock.MAX_PERIOD_MS * 3 // 4 < g <= clock.MAX_PERIOD_MS for g in settled), gaps
     assert len(set(settled)) > 5 and sorted(gaps[:4 * b]) == gaps[:4 * b], gaps
-    local += gaps[-1]
+    local += c.next_exchange_in_ms(local)
     c.sent(local)                                                 # this one is lost
     assert c.next_exchange_in_ms(local) == clock.RETRY_MS
 

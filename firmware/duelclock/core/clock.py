@@ -38,8 +38,9 @@
 #
 # Exchanges: BURST at BURST_PERIOD_MS, then BURST at twice that, and so on up to
 # MAX_PERIOD_MS (sooner if error_ms would pass budget_ms / 2), less a varying part of up to
-# a quarter: 40 exchanges in the first two minutes, then one every 9 to 12 s (about 13 messages
-# a minute with the replies, over 30 minutes).
+# a quarter: 64 exchanges in the first two minutes, 80 in four, then one every 10.5 to 14 s
+# (13.7 messages a minute with the replies over 30 minutes, of the 15 allowed). The young
+# drift is what limits the first minutes: more exchanges then, not later.
 SERIAL_BUDGET_MS = 5
 WIFI_BUDGET_MS = 20
 KEEP = 64                 # exchanges kept, newest last
@@ -49,7 +50,7 @@ MAX_PPM = 100             # crystals are off by tens of ppm, rarely more than th
 FLASH_PPM = 10            # a drift kept on flash is this good (temperature, ageing)
 FIT_PPM = 500             # a fitted drift beyond this is clipped (outliers, not crystals)
 FLOOR_PPM = 1             # drift wander (temperature) no fit can rule out
-WIDEN = 2                 # standard deviations of drift an old exchange's bound is widened by
+WIDEN = 1                 # standard deviations of drift an old exchange's bound is widened by
 QUANT_MS = 0.5            # 1-ms stamps: no offset is known better than this
 SLACK_PART = 4            # the lowest delay kept is above the legs' floor by ~1/this of it
 NEAR = 3                  # the NEAR-th lowest delay over the lowest: how loose the band is
@@ -57,10 +58,10 @@ MIN_DELAY_MS = -2         # below this a sample is absurd (ms stamps can make 0 
 MAX_DELAY_MS = 1000       # above this a sample is worthless
 SLEW_RATE = 0.005         # ms per ms: 5 ms per second (a shown second lasts 995 to 1005 ms)
 YOUNG = 16                # exchanges before corrections are slewed rather than taken at once
-BURST = 8                 # exchanges per period step
+BURST = 16                # exchanges per period step
 BURST_PERIOD_MS = 500     # the first period; every BURST exchanges it doubles
-MAX_PERIOD_MS = 12000     # the settled period, less up to a quarter (next_exchange_in_ms)
-SHIFTS = 6                # period doublings at most (BURST_PERIOD_MS << SHIFTS >= MAX_PERIOD_MS)
+MAX_PERIOD_MS = 14000     # the settled period, less up to a quarter (next_exchange_in_ms)
+SHIFTS = 5                # period doublings at most (BURST_PERIOD_MS << SHIFTS >= MAX_PERIOD_MS)
 RETRY_MS = 2000           # no reply to a request: ask again this much later (or sooner)
 
 
