@@ -35,15 +35,20 @@ log_dest stderr
 log_type error
 log_type warning
 """
-# A hall's broker, bridged to the desk's (docs/protocol.md, "Several halls"): the event's
-# topics cross both ways at QoS 1 and keep their retain flag (the tables' retained state; the
-# desk retains nothing, a table that joins says hello and gets its round again).
+# A hall's broker, bridged to the desk's (docs/protocol.md, "Several halls"): the desk's
+# commands come in, the tables' states and reports go out, each way at QoS 1 at most, with
+# its retain flag (the tables' retained state; the desk retains nothing, a table that joins
+# says hello and gets its round again). Never `#` both ways: the desk's broker would hand
+# each hall every other hall's states and reports, which no one there reads (a round start's
+# 2,000 states crossed two bridges instead of one).
 # cleansession false: the desk's broker keeps the bridge's subscriptions and
 # QoS 1 messages for it while the bridge is down; the hall queues the other way.
 BRIDGE = """\
 connection {name}
 address {host}:{port}
-topic duelclock/{event}/# both 1
+topic duelclock/{event}/table/+/cmd in 1
+topic duelclock/{event}/table/+/state out 1
+topic duelclock/{event}/table/+/report out 1
 cleansession false
 remote_clientid duelclock-bridge-{name}
 local_clientid duelclock-bridge-{name}-local

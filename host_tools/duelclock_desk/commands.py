@@ -58,8 +58,8 @@ def parse_at(text, now_ms, epoch_unix_ms):
 
 
 class Commands:
-    """Uses of Desk: store, event, round, _cmds, pushed, route, now_ms; send_to() and
-    verify() (protocol.py)."""
+    """Uses of Desk: store, event, round, _cmds, pushed, route, now_ms; send_to(),
+    send_lines(), _build() and verify() (protocol.py)."""
 
     def run(self, who, name, args):
         """Carry out command `name` (start_round, pause, resume, extend, rules, collect,
@@ -259,9 +259,10 @@ class Commands:
                              | {t["tbl"] for t in self.store.tables()})
         else:
             targets = tables
-        for t in targets:
-            self.send_to(t, k, self._round_fields(fields, t, pairs) if k == "round" else fields)
-            if k == "round":
+        self.send_lines([(t, self._build(k, self._round_fields(fields, t, pairs)
+                                          if k == "round" else fields, t)) for t in targets])
+        if k == "round":
+            for t in targets:
                 self.pushed[t] = now
         self._cmds.append((k, tbl, stored))       # sent: a refused build raised before
 

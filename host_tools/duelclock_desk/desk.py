@@ -13,10 +13,11 @@ Desk holds the state; its jobs are cut into modules:
   views.py         what status shows: a table's row and alerts, the event, one table
   desk_time.py     desk time (DeskClock) and the wall clock
 """
-from duelclock.core.wire import Decoder, Encoder, DROPS
+from duelclock.core.wire import Decoder, DROPS
 
 from duelclock_desk import views
 from duelclock_desk.commands import Commands
+from duelclock_desk.desk_wire import DeskEncoder
 from duelclock_desk.protocol import Protocol
 
 # Re-exported: the test tables (tests/host) take the key's fingerprint with the Desk from
@@ -39,7 +40,7 @@ class Desk(Protocol, Commands):
         self.now_ms = now_ms
         self.links = list(links)
         self.on_change = on_change or (lambda kind, data: None)
-        self.enc = Encoder(key, event["boot"])
+        self.enc = DeskEncoder(key, event["boot"])
         self.dec = Decoder(key, seen=store.last_seqs())
         self.route = {}            # tbl -> the link it was last heard on
         self.pushed = {}           # tbl -> desk ms of the last round push to it

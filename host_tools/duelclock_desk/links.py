@@ -5,7 +5,7 @@ primitives, and one subclass per kind of link, picked by URL scheme from a table
   desk <--sink.lines(link, lines, rx_ms)-- Link.receive(bytes) <-- wire (reader thread)
 
 `send(line, tbl)` takes one signed line (wire.Encoder) for table `tbl` (signed with that
-table's key: there is no line for all tables).
+table's key: there is no line for all tables); `send_many` a list of them at once.
 Incoming bytes go to `receive`, which frames them per stream and hands whole lines (without
 "\\n", each at most MAX_LINE_BYTES + 1 bytes: an oversized line arrives cut, so the desk's
 Decoder counts it as `size`) to the sink, stamped with the desk time of receipt (a sync
@@ -47,6 +47,11 @@ class Link:
 
     def send(self, line, tbl):
         raise NotImplementedError
+
+    def send_many(self, items):
+        """[(line, tbl)], in order: as many send()s, unless the link can do better."""
+        for line, tbl in items:
+            self.send(line, tbl)
 
     def info(self):
         return {"url": self.url, "up": self.up}
@@ -207,6 +212,10 @@ class MqttLink(Link):
 
     def send(self, line, tbl):
         self._client.publish(self._base + "table/%d/cmd" % tbl, line, 1)
+
+    def send_many(self, items):
+        self._client.publish_many([(self._base + "table/%d/cmd" % tbl, line)
+                                   for line, tbl in items], 1)
 
     def _on_connect(self):
         b = self._base

@@ -18,16 +18,18 @@ A table's report, once Decoder-checked (signed by that table, fresh seq):
   sync   -> answered at once: t2 = receipt (stamped by the link), t3 = send, re = its seq;
             not answered once it waited in the desk over clock.RETRY_MS (the table asked again)
 
-Every desk line is signed by the desk's Encoder (seq above every earlier boot's) with the
-key of the one table it is for, and goes on the link that table was last heard on.
+Every desk line is signed by the desk's Encoder (desk_wire.py; seq above every earlier
+boot's) with the key of the one table it is for, and goes on the link that table was last
+heard on.
 """
 import hashlib
 
 from duelclock.core import wire
 from duelclock.core.clock import RETRY_MS
-from duelclock.core.wire import SEQ_BOOT, Encoder
+from duelclock.core.wire import SEQ_BOOT
 
 from duelclock_desk import verification
+from duelclock_desk.desk_wire import DeskEncoder
 from duelclock_desk.desk_time import unix_ms
 
 REPUSH_MS = 5000           # a table is re-sent the round at most this often
@@ -157,12 +159,20 @@ class Protocol:
             # This boot's seqs are spent (16.7 M messages): take a new boot, as at a restart.
             self.event = self.store.start_desk(self.event["name"], fingerprint(self.key),
                                                unix_ms())
-            self.enc = Encoder(self.key, self.event["boot"])
+            self.enc = DeskEncoder(self.key, self.event["boot"])
         return self.enc.build(k, fields, tbl)
 
     def send_to(self, tbl, k, fields):
         """One table: on the link it was last heard on, else on every link."""
-        line = self._build(k, fields, tbl)
-        link = self.route.get(tbl)
-        for l in [link] if link else self.links:
-            l.send(line, tbl)
+        self.send_lines([(tbl, self._build(k, fields, tbl))])
+
+    def send_lines(self, lines):
+        """[(tbl, line)], each as send_to sends it; one send_many per link (a round start's
+        2,000 commands are one write to the broker, not 2,000)."""
+        by_link = {}
+        for tbl, line in lines:
+            link = self.route.get(tbl)
+            for l in [link] if link else self.links:
+                by_link.setdefault(l, []).append((line, tbl))
+        for l, items in by_link.items():
+            l.send_many(items)

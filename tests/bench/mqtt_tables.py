@@ -155,7 +155,7 @@ class Conn:
                 tlen = struct.unpack("!H", body[:2])[0]
                 at = 2 + tlen
                 if qos:
-                    self.write(packet(PUBACK, 0, body[at:at + 2]))
+                    self.out += packet(PUBACK, 0, body[at:at + 2])   # sent with the replies
                     at += 2
                 payload = body[at:]
                 self.table.feed(payload if payload.endswith(b"\n") else payload + b"\n",
@@ -239,6 +239,8 @@ class Host:
                             if self.auto_tick:
                                 c.table.tick(self.local_ms(c.table.tbl))
                             c.send_lines()
+                        if c.out:
+                            c.flush()            # the PUBACKs, with what the table said: one send
                     now = time.monotonic()
                     if now >= next_ping:
                         next_ping = now + 1.0

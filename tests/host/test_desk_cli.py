@@ -172,7 +172,9 @@ def test_hall_prints_a_bridged_broker_config_mosquitto_runs(tmp_path, capsys):
                      "--name", "hall2"]) == 0
     conf = capsys.readouterr().out
     assert "listener 1883 0.0.0.0\n" in conf and "address desk.local:1883\n" in conf
-    assert "topic duelclock/nats/# both 1\n" in conf
+    assert "topic duelclock/nats/table/+/cmd in 1\n" in conf
+    assert "topic duelclock/nats/table/+/state out 1\n" in conf
+    assert "topic duelclock/nats/table/+/report out 1\n" in conf and "both" not in conf
     # mosquitto itself takes it (a loopback port here, the desk unreachable: it retries).
     path = tmp_path / "hall.conf"
     port = free_port()

@@ -144,7 +144,8 @@ def test_a_halls_broker_config_as_written(repo):
     assert sh("duelclock hall --desk mqtt://DESK:1883 --event NAME --name hall2 > hall2.conf",
               repo) == ""
     conf = (repo / "hall2.conf").read_text().split("\n")
-    for line in ("connection hall2", "address DESK:1883", "topic duelclock/NAME/# both 1"):
+    for line in ("connection hall2", "address DESK:1883", "topic duelclock/NAME/table/+/cmd in 1",
+                 "topic duelclock/NAME/table/+/state out 1"):
         assert line in conf, line
 
 
