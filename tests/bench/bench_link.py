@@ -37,8 +37,9 @@
 #
 # Accelerated time (the two sync runs): desk time is real time plus jumps (SkipClock, shared
 # with the desk in desk_child.py, its own process), and every table's ticks are (desk time +
-# its boot time) x (1 + ppm / 1e6). Each step of *_STEP_MS desk ms (YOUNG_STEP_MS in the
-# first YOUNG_MIN minutes, when the tables exchange every 0.5 to 8 s) measures every table's
+# its boot time) x (1 + ppm / 1e6). Each step of *_STEP_MS desk ms (FIRST_STEP_MS in the
+# first FIRST_STEP_S s, YOUNG_STEP_MS in the first YOUNG_MIN minutes, when the tables
+# exchange every 0.1 to 8 s) measures every table's
 # error, ticks them SPREAD_S apart (sync requests go out when their Clock says so), waits for
 # every reply, then jumps the rest of the step. No jump happens with an exchange in flight, so every stamp
 # of an exchange is real time, and the desk stamps with the clock the errors are measured on.
@@ -77,6 +78,8 @@ SERIAL_STEP_MS = 1000
 TABLE_SWITCH_S = 0.0005          # the bench tables' GIL switch interval (run_accelerated)
 WIFI_TABLES = 100
 WIFI_STEP_MS = 2000
+FIRST_STEP_MS = 100              # the first FIRST_STEP_S s: the first exchanges' period
+FIRST_STEP_S = 5
 YOUNG_STEP_MS = 500              # the first YOUNG_MIN minutes: the tables' burst periods
 YOUNG_MIN = 2
 SPREAD_S = 0.1                   # a step ticks its tables this far apart (real s), not all
@@ -365,7 +368,9 @@ def _steps(clock, driver, local_ms, minutes, step_ms):
             if off is not None:
                 errs[t.tbl] = x + off - t0
         steps.append((t0 - start, errs))
-        step = YOUNG_STEP_MS if t0 - start < YOUNG_MIN * 60000 else step_ms
+        at = t0 - start
+        step = (FIRST_STEP_MS if at < FIRST_STEP_S * 1000 else
+                YOUNG_STEP_MS if at < YOUNG_MIN * 60000 else step_ms)
         driver.tick_all(SPREAD_S)
         if not wait_for(lambda: not driver.outstanding(), REPLY_WAIT_S, 0.001):
             late += 1

@@ -29,18 +29,18 @@
 #   (far above the lowest delay) never does, and an old one counts only once the drift is
 #   known well enough to carry it. Unequal floors (asymmetric paths) stay invisible, as to
 #   any 2-way sync.
-# The clock gives no desk time before FIRST exchanges, four seconds after power-on (one
-# exchange on Wi-Fi may be 10 ms lopsided, or held; the band of eight comes from their best
-# legs: 5 ms at worst over 100 simulated tables, against 9 with two). While young (YOUNG
+# The clock gives no desk time before FIRST exchanges, 0.1 s apart: a second after power-on
+# (one exchange on Wi-Fi may be 10 ms lopsided, or held; the band of eight comes from their
+# best legs: 5 ms at worst over 100 simulated tables, against 9 with two). While young (YOUNG
 # exchanges) every new fit is taken at once; later a move of the time shown of at most
 # jump_ms is slewed in at SLEW_RATE and a bigger one jumps. Without a link the model runs on
 # its drift, and error_ms grows with the drift's uncertainty.
 #
-# Exchanges: BURST at BURST_PERIOD_MS, then BURST at twice that, and so on up to
-# MAX_PERIOD_MS (sooner if error_ms would pass budget_ms / 2), less a varying part of up to
-# a quarter: 64 exchanges in the first two minutes, 80 in four, then one every 10.5 to 14 s
-# (13.7 messages a minute with the replies over 30 minutes, of the 15 allowed). The young
-# drift is what limits the first minutes: more exchanges then, not later.
+# Exchanges: FIRST at FIRST_PERIOD_MS, the rest of BURST at BURST_PERIOD_MS, then BURST at
+# twice that, and so on up to MAX_PERIOD_MS (sooner if error_ms would pass budget_ms / 2),
+# less a varying part of up to a quarter: 64 exchanges in the first two minutes, 80 in four,
+# then one every 10.5 to 14 s (13.8 messages a minute with the replies over 30 minutes, of
+# the 15 allowed). The young drift is what limits the first minutes: more exchanges then.
 SERIAL_BUDGET_MS = 5
 WIFI_BUDGET_MS = 20
 KEEP = 64                 # exchanges kept, newest last
@@ -59,7 +59,8 @@ MAX_DELAY_MS = 1000       # above this a sample is worthless
 SLEW_RATE = 0.005         # ms per ms: 5 ms per second (a shown second lasts 995 to 1005 ms)
 YOUNG = 16                # exchanges before corrections are slewed rather than taken at once
 BURST = 16                # exchanges per period step
-BURST_PERIOD_MS = 500     # the first period; every BURST exchanges it doubles
+FIRST_PERIOD_MS = 100     # the FIRST exchanges' period: desk time a second after power-on
+BURST_PERIOD_MS = 500     # then this period; every BURST exchanges it doubles
 MAX_PERIOD_MS = 14000     # the settled period, less up to a quarter (next_exchange_in_ms)
 SHIFTS = 5                # period doublings at most (BURST_PERIOD_MS << SHIFTS >= MAX_PERIOD_MS)
 RETRY_MS = 2000           # no reply to a request: ask again this much later (or sooner)
@@ -231,16 +232,18 @@ class Clock:
                 + abs(self._pending(local_ms)))
 
     def next_exchange_in_ms(self, local_ms):
-        """Ms until the app should send the next sync request (0: now): BURST_PERIOD_MS apart
-        for the first BURST exchanges, doubling every BURST up to MAX_PERIOD_MS, and
+        """Ms until the app should send the next sync request (0: now): FIRST_PERIOD_MS apart
+        until the clock gives desk time, then BURST_PERIOD_MS apart for BURST exchanges,
+        doubling every BURST up to MAX_PERIOD_MS, and
         sooner (not under BURST_PERIOD_MS) if error_ms would pass budget_ms / 2 first. A
         request left after the last exchange and unanswered is asked again RETRY_MS after it
         left, or the period if shorter, but not before MAX_DELAY_MS: a new request makes the
         reply to the old one worthless, and a slow link (a held packet, a desk behind) must
         still get its answers in."""
-        period = BURST_PERIOD_MS
+        first = self._count < FIRST
+        period = FIRST_PERIOD_MS if first else BURST_PERIOD_MS
         due = local_ms
-        if self._last is not None:
+        if self._last is not None and not first:
             period = BURST_PERIOD_MS << min(SHIFTS, self._count // BURST)
             if period >= MAX_PERIOD_MS:
                 # Up to a quarter shorter, varying: a drift times a fixed period that is a
@@ -251,6 +254,8 @@ class Clock:
             spare = self.budget_ms / 2 - self._noise
             reach = self._ref + int(spare / self._drift_err) if spare > 0 else self._last
             due = max(min(due, reach), self._last + BURST_PERIOD_MS)
+        elif self._last is not None:
+            due = self._last + period
         if self._sent is not None and (self._last is None or self._sent > self._last):
             due = max(due, self._sent + min(max(period, MAX_DELAY_MS), RETRY_MS))
         return max(0, due - local_ms)
