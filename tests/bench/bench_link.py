@@ -39,10 +39,10 @@
 # with the desk in desk_child.py, its own process), and every table's ticks are (desk time +
 # its boot time) x (1 + ppm / 1e6). Each step of *_STEP_MS desk ms (FIRST_STEP_MS in the
 # first FIRST_STEP_S s, YOUNG_STEP_MS in the first YOUNG_MIN minutes, when the tables
-# exchange every 0.1 to 8 s) measures every table's
-# error, ticks them SPREAD_S apart (sync requests go out when their Clock says so), waits for
-# every reply, then jumps the rest of the step. No jump happens with an exchange in flight, so every stamp
-# of an exchange is real time, and the desk stamps with the clock the errors are measured on.
+# exchange every 0.1 to 8 s) measures every table's error, ticks them SPREAD_S apart (sync
+# requests go out when their Clock says so), waits for every reply, then jumps the rest of
+# the step. No jump happens with an exchange in flight, so every stamp of an exchange is
+# real time, and the desk stamps with the clock the errors are measured on.
 # An error is the table's model (Clock.offset_ms at its exact, unfloored ticks) against the
 # exact desk time: what the table would show with sub-ms digits.
 import asyncio

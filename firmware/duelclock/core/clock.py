@@ -241,21 +241,20 @@ class Clock:
         reply to the old one worthless, and a slow link (a held packet, a desk behind) must
         still get its answers in."""
         first = self._count < FIRST
-        period = FIRST_PERIOD_MS if first else BURST_PERIOD_MS
+        period = FIRST_PERIOD_MS if first else BURST_PERIOD_MS << min(SHIFTS,
+                                                                      self._count // BURST)
+        if period >= MAX_PERIOD_MS:
+            # Up to a quarter shorter, varying: a drift times a fixed period that is a whole
+            # number of ms would meet the desk's ms at the same phase every time, and 1-ms
+            # stamps would never average out.
+            period = MAX_PERIOD_MS - self._count * 7919 % (MAX_PERIOD_MS // 4)
         due = local_ms
-        if self._last is not None and not first:
-            period = BURST_PERIOD_MS << min(SHIFTS, self._count // BURST)
-            if period >= MAX_PERIOD_MS:
-                # Up to a quarter shorter, varying: a drift times a fixed period that is a
-                # whole number of ms would meet the desk's ms at the same phase every time,
-                # and 1-ms stamps would never average out.
-                period = MAX_PERIOD_MS - self._count * 7919 % (MAX_PERIOD_MS // 4)
+        if self._last is not None:
             due = self._last + period
-            spare = self.budget_ms / 2 - self._noise
-            reach = self._ref + int(spare / self._drift_err) if spare > 0 else self._last
-            due = max(min(due, reach), self._last + BURST_PERIOD_MS)
-        elif self._last is not None:
-            due = self._last + period
+            if not first:
+                spare = self.budget_ms / 2 - self._noise
+                reach = self._ref + int(spare / self._drift_err) if spare > 0 else self._last
+                due = max(min(due, reach), self._last + BURST_PERIOD_MS)
         if self._sent is not None and (self._last is None or self._sent > self._last):
             due = max(due, self._sent + min(max(period, MAX_DELAY_MS), RETRY_MS))
         return max(0, due - local_ms)
