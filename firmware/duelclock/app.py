@@ -10,7 +10,8 @@
 #   link task     link.poll -> Session.feed (commands, sync replies); Session.tick (sync
 #                 requests, state, record, result: core/session.py) -> link.send
 #
-# Time: `local_ms()` is the board's ticks, unwrapped; the Clock maps it to desk time, and a
+# Time: `local_ms()` is the board's ticks, unwrapped (`sub_us()`: the us past the ms it last
+# returned, None where the board gives only ms); the Clock maps it to desk time, and a
 # match's events are stamped with desk ms since its round started (round_start's start_ms).
 # Before the first sync after a boot the table knows no desk time: it shows the match as it
 # was and takes no entries until the desk answers.
@@ -53,10 +54,11 @@ def load_config(root):
 class Table:
     """The session (core/session.py) on the board's link, flash, keys and display."""
 
-    def __init__(self, board, cfg, link, local_ms, root):
+    def __init__(self, board, cfg, link, local_ms, root, sub_us=lambda: None):
         self.board = board
         self.link = link
         self.local_ms = local_ms
+        self.sub_us = sub_us
         self.files = files = Files(root)
         self.session = s = Session(
             unhexlify(cfg["key"]), cfg["table"], files.next_boot(), Journal(root + "/journal"),
@@ -201,26 +203,30 @@ async def link_task(table):
     was_up = False
     while True:
         data = table.link.poll()
-        if data and s.feed(data, table.local_ms()):
+        if data and s.feed(data, table.local_ms(), table.sub_us()):
             table.poked = True
         if table.link.up and not was_up:
             pct = table.board.battery_pct
             s.hello(table.board.BOARD, VERSION, pct() if pct else None)
         was_up = table.link.up
-        s.tick(table.local_ms())
+        s.tick(table.local_ms(), table.sub_us())
         await asyncio.sleep_ms(_SYNC_POLL_MS if s.sync_seq is not None else _LINK_MS)
 
 
-def unwrap(ticks_ms, ticks_diff):
-    """ticks_ms wraps (at 2**30 on boards); the Clock wants an ever-increasing int."""
-    at = [ticks_ms(), 0]                # the last ticks, ms since the first
+def unwrap(ticks_us, ticks_diff):
+    """(local_ms, sub_us): ticks_us wraps (at 2**30 on boards, 18 minutes; local_ms() must run
+    more often than every 9); the Clock wants an ever-increasing int of ms, and sync stamps
+    the us past it (sub_us(): those of the last local_ms())."""
+    at = [ticks_us(), 0, 0]             # the last ticks, ms since the first, us past that ms
 
     def local_ms():
-        now = ticks_ms()
-        at[1] += ticks_diff(now, at[0])
+        now = ticks_us()
+        us = at[2] + ticks_diff(now, at[0])
         at[0] = now
+        at[1] += us // 1000
+        at[2] = us % 1000
         return at[1]
-    return local_ms
+    return local_ms, lambda: at[2]
 
 
 def _lock_key(state):
@@ -270,11 +276,12 @@ def _main(board, root):
     root = root or getattr(board, "FS_PREFIX", "").rstrip("/") or "."
     cfg = load_config(root)
     local_ms = getattr(board, "local_ms", None)
+    sub_us = lambda: None                   # noqa: E731
     if local_ms is None:
         import time
-        local_ms = unwrap(time.ticks_ms, time.ticks_diff)
+        local_ms, sub_us = unwrap(time.ticks_us, time.ticks_diff)
     link = make_link(board, cfg, local_ms)
-    table = Table(board, cfg, link, local_ms, root)
+    table = Table(board, cfg, link, local_ms, root, sub_us)
     renderer, present = make_renderer(board)
     want = getattr(board, "MAINTENANCE_KEYS", ())
     if want and all(k in board.keys.pressed() for k in want):

@@ -35,7 +35,7 @@ from duelclock_desk import dashboard
 from duelclock_desk.broker import BrokerError, Mosquitto
 from duelclock_desk.commands import CommandError
 from duelclock_desk.desk import Desk
-from duelclock_desk.desk_time import DeskClock, unix_ms
+from duelclock_desk.desk_time import DeskClock, stamp_of, unix_ms
 from duelclock_desk.links import open_link
 from duelclock_desk.protocol import fingerprint
 from duelclock_desk.store import Store, StoreError
@@ -67,6 +67,7 @@ class ThreadSink:
 
     def __init__(self, now_ms, loop, queue):
         self.now_ms = now_ms
+        self.stamp_ms = stamp_of(now_ms)
         self._loop, self._queue = loop, queue
         self._lock = threading.Lock()
         self._items = []              # arrived, not yet in the queue

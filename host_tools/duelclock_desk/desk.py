@@ -17,6 +17,7 @@ from duelclock.core.wire import Decoder, DROPS
 
 from duelclock_desk import views
 from duelclock_desk.commands import Commands
+from duelclock_desk.desk_time import stamp_of
 from duelclock_desk.desk_wire import DeskEncoder
 from duelclock_desk.protocol import Protocol
 
@@ -38,6 +39,7 @@ class Desk(Protocol, Commands):
         self.key = key
         self.event = event
         self.now_ms = now_ms
+        self.stamp_ms = stamp_of(now_ms)   # sync stamps: to the us where now_ms can
         self.links = list(links)
         self.on_change = on_change or (lambda kind, data: None)
         self.enc = DeskEncoder(key, event["boot"])

@@ -6,6 +6,12 @@ def unix_ms():
     return time.time_ns() // 1000000
 
 
+def stamp_of(now_ms):
+    """The finest stamp of desk time `now_ms` offers: its exact() (float ms, the us a sync
+    reply's t2u and t3u carry) if it has one, else itself (int ms)."""
+    return getattr(now_ms, "exact", now_ms)
+
+
 def machine_boot_id():
     """What names this boot of the machine (Linux), or None: the monotonic clock counts
     from the machine's boot, so a mark taken under the same boot id is still on it."""
@@ -38,6 +44,10 @@ class DeskClock:
 
     def __call__(self):
         return self._desk0 + int((time.monotonic_ns() // 1000000 - self._mono0) * self.speed)
+
+    def exact(self):
+        """Desk time as a float ms, to the us: what a sync reply's stamps are taken with."""
+        return self._desk0 + (time.monotonic_ns() / 1e6 - self._mono0) * self.speed
 
     def mark(self):
         """(boot id, monotonic ms, desk ms) now: what resume() takes after a restart."""

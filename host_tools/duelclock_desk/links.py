@@ -9,7 +9,7 @@ table's key: there is no line for all tables); `send_many` a list of them at onc
 Incoming bytes go to `receive`, which frames them per stream and hands whole lines (without
 "\\n", each at most MAX_LINE_BYTES + 1 bytes: an oversized line arrives cut, so the desk's
 Decoder counts it as `size`) to the sink, stamped with the desk time of receipt (a sync
-reply's t2). The sink (the desk service) is called from the link's own thread: it must be
+reply's t2: sink.stamp_ms(), a float ms where the desk's clock gives us). The sink (the desk service) is called from the link's own thread: it must be
 thread-safe. It also gets `sink.link_status(link, tbl, online)`: tbl None for the whole link.
 """
 import os
@@ -61,7 +61,7 @@ class Link:
         framed apart from the stream; `retained`: a broker's retained copy, maybe old;
         rx_ms: when they were read (default: now)."""
         if rx_ms is None:
-            rx_ms = self.sink.now_ms()
+            rx_ms = self.sink.stamp_ms()
         split = Lines(MAX_LINE_BYTES).feed(data + b"\n") if whole else self._lines.feed(data)
         lines = [x for x in split if x is None or x.strip()]     # None: a line too long
         if lines:
@@ -199,7 +199,7 @@ class MqttLink(Link):
     def start(self, sink):
         super().start(sink)
         c = mqtt.Client(self._host, self._port, "duelclock-desk-" + self.event, self._auth,
-                        MQTT_KEEPALIVE_S, now=sink.now_ms)
+                        MQTT_KEEPALIVE_S, now=sink.stamp_ms)
         c.on_connect = self._on_connect
         c.on_disconnect = lambda: self._status(False)
         c.on_message = self._on_message

@@ -15,8 +15,9 @@ A table's report, once Decoder-checked (signed by that table, fresh seq):
   result -> stored; verified (verification.py): "ok" is acked, "mismatch" never is,
             "incomplete" is checked again as records arrive (the table resends what is not
             acked; the protocol has no request message)
-  sync   -> answered at once: t2 = receipt (stamped by the link), t3 = send, re = its seq;
-            not answered once it waited in the desk over clock.RETRY_MS (the table asked again)
+  sync   -> answered at once: t2 = receipt (stamped by the link), t3 = send, re = its seq,
+            and their us (t2u, t3u) if it asked (`us`); not answered once it waited in the
+            desk over clock.RETRY_MS (the table asked again)
 
 Every desk line is signed by the desk's Encoder (desk_wire.py; seq above every earlier
 boot's) with the key of the one table it is for, and goes on the link that table was last
@@ -49,8 +50,9 @@ class Protocol:
     table_view()."""
 
     def lines(self, link, lines, rx_ms, retained=False):
-        """Whole lines received on `link` at desk time rx_ms; `retained`: a broker's
-        retained copy (an old state from before a restart is no attack: counted "stale")."""
+        """Whole lines received on `link` at desk time rx_ms (int ms, or a float where the
+        link stamps finer: sync replies give the us); `retained`: a broker's retained copy
+        (an old state from before a restart is no attack: counted "stale")."""
         before = dict(self.dec.drops)
         for line in lines:
             msg = self.dec.take(line)
@@ -77,10 +79,11 @@ class Protocol:
 
     def _take(self, link, msg, rx_ms):
         tbl, k = msg["tbl"], msg["k"]
+        exact, rx_ms = rx_ms, int(rx_ms)
         self.route[tbl] = link
         self.store.seen(tbl, link.url, rx_ms, None if k == "sync" else self.dec.last_seq(tbl))
         self.silent.discard(tbl)
-        getattr(self, "_on_" + k)(link, msg, rx_ms)
+        getattr(self, "_on_" + k)(link, msg, exact if k == "sync" else rx_ms)
 
     def _on_sync(self, link, msg, rx_ms):
         if self.now_ms() - rx_ms > RETRY_MS:
@@ -88,8 +91,11 @@ class Protocol:
             # has asked again and would drop this answer. Answering it would only delay the
             # answers still awaited (a desk behind on its queue would fall further behind).
             return
-        fields = {"t1": msg["t1"], "t2": rx_ms, "re": msg["seq"]}
-        fields["t3"] = max(rx_ms, self.now_ms())
+        t3 = max(rx_ms, self.stamp_ms())
+        fields = {"t1": msg["t1"], "t2": int(rx_ms), "t3": int(t3), "re": msg["seq"]}
+        if msg.get("us"):
+            fields["t2u"] = int((rx_ms - int(rx_ms)) * 1000)
+            fields["t3u"] = int((t3 - int(t3)) * 1000)
         link.send(self._build("sync", fields, msg["tbl"]), msg["tbl"])
 
     def _on_hello(self, link, msg, rx_ms):

@@ -27,7 +27,10 @@ class SharedClock:
             self.skip = mmap.mmap(f.fileno(), 8)
 
     def __call__(self):
-        return int((time.monotonic_ns() - self.t0_ns) / 1e6 + struct.unpack("d", self.skip)[0])
+        return int(self.exact())
+
+    def exact(self):
+        return (time.monotonic_ns() - self.t0_ns) / 1e6 + struct.unpack("d", self.skip)[0]
 
 
 async def serve(a):

@@ -172,7 +172,7 @@ class Conn:
 
 class Host:
     """Tables on one selector loop (run() in a thread or as the process). `local_ms(tbl)`:
-    table tbl's ticks. auto_tick: tick every table each tick_s and right after a desk
+    table tbl's ticks (a float: to the us, tables.py). auto_tick: tick every table each tick_s and right after a desk
     message (as the firmware's link task does); else the caller ticks with tick_all()."""
 
     def __init__(self, url, event, tables, local_ms, auto_tick=True, tick_s=TICK_S,
@@ -291,7 +291,7 @@ def main(argv):
     t0 = time.monotonic()
 
     def local_ms(tbl):
-        return int(((time.monotonic() - t0) * 1000 + boot[tbl]) * rate[tbl])
+        return ((time.monotonic() - t0) * 1000 + boot[tbl]) * rate[tbl]   # ticks to the us
 
     host = Host(a.broker, a.event, tables, local_ms, connect_per_s=a.connect_per_s)
     signal.signal(signal.SIGTERM, lambda *_: host.stop.set())

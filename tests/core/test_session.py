@@ -107,6 +107,32 @@ def test_hello_then_state_and_sync_requests():
     assert desk.take(link) and desk.kinds() == ["hello", "sync", "state"]
 
 
+def test_us_ticks_ask_the_desk_for_its_us_and_the_clock_takes_them():
+    # desk = local + 100000.4 ms, both ends stamping to the us; the legs take 0.3 ms each.
+    s, link = table()
+    desk = Desk()
+    local_us = 5000250                                  # local ms 5000 and 250 us
+    for _ in range(FIRST):
+        s.tick(local_us // 1000, local_us % 1000)
+        desk.take(link)
+        req = desk.last("sync")
+        assert req["us"] is True and req["t1"] == local_us // 1000
+        t2 = local_us + 100000400 + 300                 # desk us at receipt, then at sending
+        t3 = t2 + 50
+        s.feed(desk.cmd("sync", {"t1": req["t1"], "t2": t2 // 1000, "t3": t3 // 1000,
+                                 "re": req["seq"], "t2u": t2 % 1000, "t3u": t3 % 1000}),
+               (t3 + 300 - 100000400) // 1000, (t3 + 300 - 100000400) % 1000)
+        desk.got = []
+        local_us += 200000
+    assert abs(s.clock.offset_ms(local_us // 1000) - 100000.4) < 0.01
+    # Ticks of whole ms: the request asks for no us (a desk before us stamps refuses it).
+    s, link = table()
+    desk = Desk()
+    s.tick(5000)
+    desk.take(link)
+    assert "us" not in desk.last("sync")
+
+
 def test_a_round_is_journalled_and_its_record_and_result_go_out_until_acked():
     journal = ListJournal()
     s, link = table(journal)

@@ -291,3 +291,18 @@ def test_a_settled_drift_is_kept_on_flash_for_the_next_boot(tmp_path):
     assert abs(kept - 60) < 2, kept
     again = app.Table(Board(), cfg, Wire(), lambda: 0, str(tmp_path)).session
     assert abs(again.clock.drift_ppm - kept) < 1e-6
+
+
+def test_the_boards_ticks_unwrap_to_ms_and_the_us_past_them_across_the_wrap():
+    # ticks_us wraps at 2**30 on a board (18 minutes); ticks_diff is modular, as there.
+    from duelclock import app
+    wrap = 1 << 30
+    ticks = [wrap - 1500]
+    local_ms, sub_us = app.unwrap(lambda: ticks[0],
+                                  lambda a, b: ((a - b + wrap // 2) & (wrap - 1)) - wrap // 2)
+    assert (local_ms(), sub_us()) == (0, 0)
+    total_us = 0
+    for step_us in (700, 700, 999, 1, 123456, wrap // 2 - 1, wrap // 2 - 1, 1001):
+        ticks[0] = (ticks[0] + step_us) % wrap
+        total_us += step_us
+        assert (local_ms(), sub_us()) == (total_us // 1000, total_us % 1000), step_us

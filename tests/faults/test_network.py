@@ -83,3 +83,14 @@ def test_desk_time_never_goes_back_after_a_machine_reboot(monkeypatch):
     later = DeskClock(desk_time.unix_ms() - 9000000)
     later.resume(("boot-1", 123, 5000000))         # the wall clock is ahead: it rules
     assert later() >= 9000000
+
+
+def test_desk_time_to_the_us_reads_the_same_clock():
+    # What a sync reply's t2u and t3u come from: within the ms the int clock reads around it.
+    clock = DeskClock(desk_time.unix_ms() - 5000000)
+    fractions = set()
+    for _ in range(200):
+        before, exact, after = clock(), clock.exact(), clock()
+        assert before <= exact < after + 1
+        fractions.add(int((exact - int(exact)) * 1000))
+    assert len(fractions) > 10

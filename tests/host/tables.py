@@ -2,7 +2,8 @@
 firmware's own session (duelclock/core/session.py, with the real Ui, rules engine, wire and
 clock) with a list for a journal, driven in-process. This module adds only transport and
 scripted play; it never answers the desk itself. The caller passes local ms (a table's own
-ticks, drift and all) to every call.
+ticks, drift and all) to every call: an int, or a float to feed and tick where the ticks go
+to the us (a board's ticks_us: its sync then asks the desk for the us too).
 
     table.feed(bytes, local_ms)   desk -> table bytes (any chunking)
     table.tick(local_ms)          what is due: sync request, state, record, result, resends
@@ -54,6 +55,14 @@ def short_match(first="A"):
 
 
 TOO_LONG = b"\0" * (MAX_LINE_BYTES + 1)      # what a table is fed for a line over the limit
+
+
+def _split(local_ms):
+    """(int ms, us past it or None): a session's local stamp from an int or a float."""
+    if isinstance(local_ms, float):
+        ms = int(local_ms // 1)
+        return ms, int((local_ms - ms) * 1000)
+    return local_ms, None
 
 
 def _addressee(line):
@@ -108,10 +117,10 @@ class SessionTable:
             self.sync_replies += 1
             sample(*stamps)
 
-        def watched(msg, local_ms):
+        def watched(msg, local_ms, sub_us=None):
             if msg["k"] != "sync":
                 self.taken.append(msg)
-            handle(msg, local_ms)
+            handle(msg, local_ms, sub_us)
         s.clock.sample, s.handle = counted, watched
 
     def reboot(self, journal=None):
@@ -144,12 +153,13 @@ class SessionTable:
             self.session.hello(self.board, self.fw, battery)
 
     def feed(self, data, local_ms):
+        """local_ms: int ms, or a float for ticks to the us (a board's ticks_us)."""
         with self._lock:
-            self.session.feed(data, local_ms)
+            self.session.feed(data, *_split(local_ms))
 
     def tick(self, local_ms):
         with self._lock:
-            self.session.tick(local_ms)
+            self.session.tick(*_split(local_ms))
 
     def play(self, events, local_ms=0):
         """Scripted entries, each confirmed through the Ui (checked, journalled, applied) as

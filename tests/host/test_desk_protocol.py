@@ -71,6 +71,23 @@ def test_sync_replies_bring_drifting_tables_to_desk_time(tmp_path):
     assert r.desk.status()["tables"][0]["sync_err_ms"] <= 2
 
 
+def test_a_sync_that_asks_for_us_is_answered_with_the_desks_us(tmp_path):
+    # A link that stamps finer than a ms hands the desk a float receive time; the desk's own
+    # clock here gives whole ms (Room), so t3 is the later of the two.
+    r = room(tmp_path, n=1)
+    enc = r.tables[1].session.enc
+    r.link.to_tables = []
+    for fields, rx_ms in (({"t1": 500, "us": True}, r.t + 0.4567), ({"t1": 600}, r.t + 0.25)):
+        req = enc.build("sync", fields)
+        r.desk.lines(r.link, [req.rstrip(b"\n")], rx_ms)
+        reply = json.loads(r.link.to_tables.pop())
+        assert (reply["t1"], reply["t2"], reply["re"]) == (fields["t1"], r.t, json.loads(req)["seq"])
+        if "us" in fields:
+            assert (reply["t2u"], reply["t3"], reply["t3u"]) == (456, r.t, 456)
+        else:           # a table of whole ms (or from before us stamps) gets what it knows
+            assert "t2u" not in reply and "t3u" not in reply and reply["t3"] == r.t
+
+
 def test_record_chunks_are_stored_once_whatever_the_order(tmp_path):
     r = room(tmp_path, n=1)
     start(r, round=3, seating=True)

@@ -52,6 +52,7 @@ FIT_PPM = 500             # a fitted drift beyond this is clipped (outliers, not
 FLOOR_PPM = 1             # drift wander (temperature) no fit can rule out
 WIDEN = 1                 # standard deviations of drift an old exchange's bound is widened by
 QUANT_MS = 0.5            # 1-ms stamps: no offset is known better than this
+QUANT_US_MS = 0.05        # us stamps: the same (a stamp is taken some us off its event)
 SLACK_PART = 4            # the lowest delay kept is above the legs' floor by ~1/this of it
 NEAR = 3                  # the NEAR-th lowest delay over the lowest: how loose the band is
 MIN_DELAY_MS = -2         # below this a sample is absurd (ms stamps can make 0 look like -2)
@@ -77,7 +78,8 @@ class Clock:
     def __init__(self, budget_ms=SERIAL_BUDGET_MS, jump_ms=None, drift_ppm=None):
         self.budget_ms = budget_ms
         self.jump_ms = budget_ms if jump_ms is None else jump_ms
-        self._samples = []        # (t1 + t4, t2 - t1, t3 - t4) less _base: ints, oldest first
+        self._samples = []        # (t1 + t4, t2 - t1, t3 - t4) less _base: ints, and the us
+                                  # parts of the last two (floats, ms); oldest first
         self._base = None         # (t1 + t4, t2 - t1) of the first exchange
         self._count = 0           # exchanges taken since start
         self._last = None         # t4 of the last exchange taken
@@ -89,6 +91,7 @@ class Clock:
         self._prior_sd = (2 * MAX_PPM if drift_ppm is None else FLASH_PPM) * 1e-6
         self._drift = self._prior  # ms per local ms (ppm / 1e6)
         self._drift_err = self._prior_sd
+        self._quant = QUANT_MS    # ms: the stamps' rounding (QUANT_US_MS once us come)
         self._noise = QUANT_MS    # ms: what the offset now may be off by
         self._scale = 1.0         # weighted residuals' variance per unit weight, last fit
         self._slew = 0.0          # ms still to slew in (model - shown) at _slew_at
@@ -111,13 +114,18 @@ class Clock:
         """A sync request left with t1 = local_ms."""
         self._sent = local_ms
 
-    def sample(self, t1, t2, t3, t4):
-        """Take one exchange (local t1, t4; desk t2, t3). None if taken (it counts for
-        age_ms and refits), else why not: "order" (a stamp before its predecessor) or
-        "delay" (below MIN_DELAY_MS, above MAX_DELAY_MS)."""
+    def sample(self, t1, t2, t3, t4, us=None):
+        """Take one exchange (local t1, t4; desk t2, t3: int ms). `us`: (u1, u2, u3, u4), the
+        us past each stamp's ms (ints 0..999) where both ends stamp finer than 1 ms, else
+        None. None if taken (it counts for age_ms and refits), else why not: "order" (a stamp
+        before its predecessor) or "delay" (below MIN_DELAY_MS, above MAX_DELAY_MS)."""
+        out = back = 0.0                                # the us parts of t2 - t1 and t3 - t4
+        if us is not None:
+            out, back = (us[1] - us[0]) / 1000, (us[2] - us[3]) / 1000
+            self._quant = QUANT_US_MS
         if t4 < t1 or t3 < t2:
             return "order"
-        delay = (t4 - t1) - (t3 - t2)
+        delay = (t4 - t1) - (t3 - t2) - out - back
         if delay < MIN_DELAY_MS or delay > MAX_DELAY_MS:
             return "delay"
         if self._base is None:
@@ -126,7 +134,7 @@ class Clock:
         self._count += 1
         self._last = t4
         ss = self._samples
-        ss.append((t1 + t4 - bx, t2 - t1 - by, t3 - t4 - by))
+        ss.append((t1 + t4 - bx, t2 - t1 - by, t3 - t4 - by, out, back))
         while len(ss) > KEEP or ss[-1][0] - ss[0][0] > 2 * SPAN_MS:
             ss.pop(0)
         self._refit(t4)
@@ -141,16 +149,17 @@ class Clock:
         half = ((last[0] + bx) & 1) / 2
         xs = [(s[0] - last[0]) / 2 + half for s in ss]   # local ms from x0 (<= 0.5)
         ry = (last[1] + last[2]) // 2                    # its offset, less by
-        fs = [s[1] - ry for s in ss]                     # t2 - t1 - y0: offset + leg out
-        bs = [s[2] - ry for s in ss]                     # t3 - t4 - y0: offset - leg back
+        fs = [s[1] - ry + s[3] for s in ss]              # t2 - t1 - y0: offset + leg out
+        bs = [s[2] - ry + s[4] for s in ss]              # t3 - t4 - y0: offset - leg back
         y0 = ry + by
         ds = sorted(fs[i] - bs[i] for i in range(n))     # the delays kept, lowest first
         low = ds[0]
         # The drift: least squares through the offsets weighted by their delays, with the
         # prior; the weights are scaled by the last fit's residuals (how good a weight-1
         # sample really is).
-        floor = low - QUANT_MS - low / SLACK_PART        # the legs' floor, about
-        ws = [1 / (QUANT_MS * QUANT_MS + ((fs[i] - bs[i] - floor) / 2) ** 2)
+        q = self._quant
+        floor = low - q - low / SLACK_PART               # the legs' floor, about
+        ws = [1 / (q * q + ((fs[i] - bs[i] - floor) / 2) ** 2)
               for i in range(n)]
         sw = sum(ws)
         xm = sum(ws[i] * xs[i] for i in range(n)) / sw
@@ -178,9 +187,9 @@ class Clock:
             # How far the band's edges may sit from the legs' floors: the NEAR-th lowest
             # delay's excess, and the lowest delay over the count (unequal floors are
             # invisible to any 2-way sync).
-            noise = QUANT_MS + (ds[min(NEAR, n - 1)] - low) / 2 + low / (2 * n)
+            noise = q + (ds[min(NEAR, n - 1)] - low) / 2 + low / (2 * n)
         else:
-            noise = low / 2 + 2 * QUANT_MS               # one leg may have taken it all
+            noise = low / 2 + 2 * q                      # one leg may have taken it all
         if self._count > 1:
             # The move of the time shown now; ints apart from floats (y0 may be ~1e9 ms).
             move = (y0 - self._off) + frac + drift * (now - x0) - self._shown(now)
@@ -188,7 +197,7 @@ class Clock:
             self._slew = move if abs(move) <= self.jump_ms and not young else 0.0
         self._slew_at = now
         self._ref, self._off, self._frac, self._drift = x0, y0, frac, drift
-        self._noise = max(QUANT_MS, noise)
+        self._noise = max(q, noise)
         self._drift_err = 2 * sd + FLOOR_PPM * 1e-6
 
     def _pending(self, local_ms):

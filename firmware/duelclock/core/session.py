@@ -1,9 +1,11 @@
 # The table's desk session, sans I/O: bytes and local ms in, lines out. Pure: the app (and the
 # tests' tables, tests/host/tables.py) own the link, the flash and the ticks.
 #
-#   feed(bytes, local_ms)   the desk's lines (any chunking): commands to the Ui, sync replies
-#                           to the Clock; returns the messages taken (any: look at the screen)
-#   tick(local_ms)          what is due: a sync request, the state, record, the result
+#   feed(bytes, local_ms[, sub_us])  the desk's lines (any chunking): commands to the Ui, sync
+#                           replies to the Clock; returns the messages taken (any: look at
+#                           the screen). sub_us: the us past local_ms, where the app's ticks
+#                           are that fine (then sync asks the desk for its us too)
+#   tick(local_ms[, sub_us])  what is due: a sync request, the state, record, the result
 #   hello(board, fw, pct)   a link came up: hello, and what the desk has not acked goes again
 #   ui.save = save(ev)      the Ui confirms an event only once this returned: journalled
 #                           (or held in RAM while the journal is full)
@@ -86,6 +88,7 @@ class Session:
         self.unsent_at = None         # local ms the oldest unsent event was first seen
         self.result_sent = False
         self.sync_seq = None          # the sync request a reply is due for
+        self.sync_us = None           # and its t1's us past the ms (None: not that fine)
         self.state_due = 0
         self.state_check_at = 0       # local ms: look at the state again (0: at once)
         self.last_state = None
@@ -159,18 +162,22 @@ class Session:
 
     # --- from the desk --------------------------------------------------------------------
 
-    def feed(self, data, local_ms):
+    def feed(self, data, local_ms, sub_us=None):
         msgs = self.dec.feed(data)
         for msg in msgs:
-            self.handle(msg, local_ms)
+            self.handle(msg, local_ms, sub_us)
         return msgs
 
-    def handle(self, msg, local_ms):
+    def handle(self, msg, local_ms, sub_us=None):
         k = msg["k"]
         self.state_check_at = 0                         # a command's effect: reported at once
         if k == "sync":
             if msg["re"] == self.sync_seq:
-                self.clock.sample(msg["t1"], msg["t2"], msg["t3"], local_ms)
+                u2, u3 = msg.get("t2u"), msg.get("t3u")
+                us = None
+                if None not in (sub_us, self.sync_us, u2, u3):
+                    us = (self.sync_us, u2, u3, sub_us)
+                self.clock.sample(msg["t1"], msg["t2"], msg["t3"], local_ms, us)
                 self.sync_seq = None
                 if self.clock.drift_settled and not self.drift_saved:
                     self.files.write("drift", "%.1f" % self.clock.drift_ppm)
@@ -276,11 +283,15 @@ class Session:
             fields["sync_err_ms"] = int(self.clock.error_ms(local_ms) + 0.5)
         return fields
 
-    def tick(self, now):
-        """What is due at local ms `now`: sync request, state, record, result."""
+    def tick(self, now, sub_us=None):
+        """What is due at local ms `now` (and sub_us past it, or None): sync request, state,
+        record, result."""
         if self.clock.next_exchange_in_ms(now) == 0:
-            self.sync_seq = self.enc.seq
-            if self._send("sync", {"t1": now}, "sync"):
+            self.sync_seq, self.sync_us = self.enc.seq, sub_us
+            fields = {"t1": now}
+            if sub_us is not None:
+                fields["us"] = True
+            if self._send("sync", fields, "sync"):
                 self.clock.sent(now)
         if now >= self.state_check_at or now >= self.state_due:
             self.state_check_at = now + _STATE_CHECK_MS

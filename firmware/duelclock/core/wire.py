@@ -101,8 +101,10 @@ DESK_TYPES = {   # desk -> table
     "extend": ((("round", _uint), ("ms", _uint)), ()),
     "rules": ((("name", _str), ("settings", _settings)), ()),
     "ack": ((("round", _uint), ("events", _uint)), ()),
-    # the request's t1 echoed, the desk's receive and send ms, re: the request's seq
-    "sync": ((("t1", _int), ("t2", _int), ("t3", _int), ("re", _uint)), ()),
+    # the request's t1 echoed, the desk's receive and send ms, re: the request's seq; t2u and
+    # t3u: the us past t2 and t3, when the request asked for them
+    "sync": ((("t1", _int), ("t2", _int), ("t3", _int), ("re", _uint)),
+             (("t2u", _uint), ("t3u", _uint))),
 }
 # A state's optional `locked` is true while judge PIN entry is locked out (wrong PINs);
 # `drops` counts the desk lines the table's Decoder dropped since it booted (forged,
@@ -115,7 +117,7 @@ TABLE_TYPES = {  # table -> desk
                ("journal_full", _bool), ("locked", _bool), ("drops", _uint))),
     "record": ((("round", _uint), ("first", _uint), ("events", _events), ("total", _uint)), ()),
     "result": ((("round", _uint), ("result", _str), ("wins", _ab_int), ("events", _uint)), ()),
-    "sync": ((("t1", _int),), ()),
+    "sync": ((("t1", _int),), (("us", _bool),)),   # us: answer with t2u and t3u too
 }
 
 
