@@ -624,6 +624,7 @@ def sync_chrony(b):
     proxy = server = None
     clients = []                  # (process, its NTP port), started
     errors = {}                   # client port -> [|client - server| ms]
+    skew = 0.0                    # the largest spread of client - server in one sweep
     server_port, *client_ports = _free_udp_ports(CHRONY_CLIENTS + 1)
     try:
         as_nobody = []
@@ -654,6 +655,7 @@ def sync_chrony(b):
                 off_server, _ = _ntp_offset_ms(server_port)
             except OSError:
                 continue
+            sweep = []
             for _, port in clients:
                 try:
                     off_client, synced = _ntp_offset_ms(port)
@@ -662,6 +664,9 @@ def sync_chrony(b):
                 now = time.monotonic()
                 if synced and now - first.setdefault(port, now) <= CHRONY_S:
                     errors.setdefault(port, []).append(abs(off_client - off_server))
+                    sweep.append(off_client - off_server)
+            if sweep:
+                skew = max(skew, max(sweep) - min(sweep))
             time.sleep(CHRONY_READ_S)
     finally:
         run_min = (time.monotonic() - started) / 60.0 if clients else None
@@ -696,6 +701,9 @@ def sync_chrony(b):
                       CHRONY_READ_S, len(every))),
             metric("sync_error_chrony_p95_ms", r(every[len(every) * 95 // 100]), "ms",
                    note="p95 over every read of every client"),
+            metric("table_skew_chrony_max_ms", r(skew), "ms",
+                   note="the largest spread of the clients' offsets in one sweep of reads (a "
+                   "sweep takes tens of ms): table_skew_max_ms's figure for chrony"),
             metric("sync_error_chrony_client_p50_max_ms", r(tops[len(tops) // 2]), "ms",
                    note="the median client's max: one client's figure (the bench measured "
                    "a single client so until stop 20)"),
