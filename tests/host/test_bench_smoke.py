@@ -226,3 +226,22 @@ def test_frame_counter_counts_calls_and_bytes_of_a_mono_frame():
     assert f["full_bytes"] == 1024 and f["lp_key"]["frames"] == 55
     for name in ("lp_key", "clock_tick"):
         assert 0 < f[name]["bytes"] <= 1024 and f[name]["calls"] > 0
+
+
+def test_chrony_clients_sync_through_the_udp_proxy_and_are_read(tmp_path, monkeypatch):
+    # sync_error_chrony_ms's machinery, small: 3 chronyd clients for 5 s of their sync.
+    import bench_link
+    from common import Bench
+    monkeypatch.setattr(bench_link, "CHRONY_CLIENTS", 3)
+    monkeypatch.setattr(bench_link, "CHRONY_S", 5)
+    b = Bench(1, str(tmp_path))
+    try:
+        got = {m["metric"]: m for m in bench_link.sync_chrony(b)}
+    finally:
+        b.procs.end_all()
+    top = got["sync_error_chrony_ms"]
+    assert top["value"] is not None, top["note"]
+    assert "3 chronyd -x clients" in top["note"]
+    assert 0 <= got["sync_error_chrony_client_p50_max_ms"]["value"] <= top["value"]
+    assert 0 <= got["table_skew_chrony_max_ms"]["value"] <= 2 * top["value"]
+    assert got["sync_msgs_chrony_per_min"]["value"] > 0
