@@ -238,23 +238,31 @@ def open_serial():
 
 
 class _LocalClock:
-    """The table's ticks, unwrapped: real ms x speed x (1 + ppm / 1e6), from 0 at boot. A
-    crystal off by `ppm` is what the desk's clock sync has to find and follow."""
+    """The table's ticks, unwrapped: real us x speed x (1 + ppm / 1e6), from 0 at boot, in
+    ms; sub_us() the us past the ms the last call gave (as app.unwrap on a board). A crystal
+    off by `ppm` is what the desk's clock sync has to find and follow."""
 
     def __init__(self, speed, ppm):
-        self.rate = speed * (1 + ppm / 1e6)
-        self.last = time.ticks_ms()
-        self.real_ms = 0
+        self.rate = speed * (1 + ppm / 1e6) / 1000
+        self.last = time.ticks_us()
+        self.real_us = 0
+        self.us = 0
 
     def __call__(self):
-        now = time.ticks_ms()
-        self.real_ms += time.ticks_diff(now, self.last)
+        now = time.ticks_us()
+        self.real_us += time.ticks_diff(now, self.last)
         self.last = now
-        return int(self.real_ms * self.rate)
+        ms = self.real_us * self.rate
+        self.us = int((ms - int(ms)) * 1000)
+        return int(ms)
+
+    def sub_us(self):
+        return self.us
 
 
 local_ms = _LocalClock(float(os.getenv("DUELCLOCK_SIM_SPEED") or 1),
                        float(os.getenv("DUELCLOCK_SIM_PPM") or 0))
+sub_us = local_ms.sub_us
 
 
 def connect_wifi(ssid, password, timeout_s=20):

@@ -276,7 +276,7 @@ def _main(board, root):
     root = root or getattr(board, "FS_PREFIX", "").rstrip("/") or "."
     cfg = load_config(root)
     local_ms = getattr(board, "local_ms", None)
-    sub_us = lambda: None                   # noqa: E731
+    sub_us = getattr(board, "sub_us", lambda: None)
     if local_ms is None:
         import time
         local_ms, sub_us = unwrap(time.ticks_us, time.ticks_diff)
