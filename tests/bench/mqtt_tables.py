@@ -28,7 +28,9 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-for _p in (os.path.join(ROOT, "firmware"), ROOT):
+# This tree's desk tools too, not an installed copy: a venv made in another worktree (the
+# bench run with another checkout's python) would give its duelclock_desk.
+for _p in (os.path.join(ROOT, "firmware"), ROOT, os.path.join(ROOT, "host_tools")):
     if _p not in sys.path:
         sys.path.insert(0, _p)
 
