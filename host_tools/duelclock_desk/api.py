@@ -187,7 +187,10 @@ class Service:
             self.desk.tick()                 # commits
 
     def _changed(self, kind, data):
-        if kind == "table":
+        if kind == "table" and not self.subscribers:
+            # No page listens: only noted (a round start is 2,000 of these at once).
+            self.watch.note(data, self.desk.now_ms())
+        elif kind == "table":
             data = self.watch.view(data, self.desk.now_ms(), self.desk)
         for q in self.subscribers:
             _put(q, (kind, data))

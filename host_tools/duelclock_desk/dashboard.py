@@ -86,9 +86,9 @@ class Watch:
         self.syncs = {}            # tbl -> deque of (desk_ms, sync_age_ms, sync_err_ms)
         self.turns = {}            # tbl -> ((round, duel, turn), desk ms first seen)
 
-    def view(self, view, now_ms, desk):
-        """`view` (Desk.table_view at now_ms) noted, and returned as a new dict with turn_ms
-        and the dashboard's alerts added."""
+    def note(self, view, now_ms):
+        """Note `view` (Desk.table_view at now_ms): its sync figures and turn; the desk ms
+        its turn was first seen."""
         tbl = view["table"]
         if view["sync_age_ms"] is not None:
             ring = self.syncs.setdefault(tbl, deque(maxlen=SYNC_RING))
@@ -101,9 +101,15 @@ class Watch:
         seen = self.turns.get(tbl)
         if seen is None or seen[0] != key:
             seen = self.turns[tbl] = (key, now_ms)
+        return seen[1]
+
+    def view(self, view, now_ms, desk):
+        """`view` noted, and returned as a new dict with turn_ms and the dashboard's alerts
+        added."""
+        turn_at = self.note(view, now_ms)
         out = dict(view, alerts=list(view["alerts"]), turn_ms=None)
         if view["phase"] in PLAYING:
-            out["turn_ms"] = now_ms - seen[1]
+            out["turn_ms"] = now_ms - turn_at
             if out["turn_ms"] > LONG_TURN_MS:
                 out["alerts"].append("long_turn")
         if _tardy(view, now_ms, desk):

@@ -1,11 +1,14 @@
 """The desk's Encoder: wire.Encoder's lines, byte for byte (tests/host/test_desk_wire.py),
 signed with CPython's C JSON writer. A round start signs one line for each of 2,000 tables on
-the desk's loop thread; core/sign.py's pure-Python canonical JSON was most of it.
+the desk's loop thread; core/sign.py's pure-Python canonical JSON was most of it. The bench's
+protocol tables (tests/host/tables.py), the firmware's session on CPython, sign with
+signed_line here for the same reason (their states are 2,000 lines at a round start too).
 
 Not hmac.digest: OpenSSL's one-shot HMAC lets the GIL go, and the desk's loop thread then
 waits behind the MQTT reader thread for it (160 us a line in the bridged round start, against
 3 us alone). Copies of the key's pads, hashed once, hash a line without letting it go.
 """
+import binascii
 import hashlib
 import json
 
@@ -21,6 +24,12 @@ def canonical(msg):
     if "\\" in text:
         return sign.canonical(msg)
     return text.encode()
+
+
+def signed_line(msg, key):
+    """sign.signed_line(msg, key), byte for byte, for a message wire.check() passed."""
+    body = canonical(msg)
+    return body[:-1] + b',"sig":"' + binascii.hexlify(key.mac(body)) + b'"}\n'
 
 
 class DeskEncoder(Encoder):

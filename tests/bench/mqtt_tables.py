@@ -28,7 +28,9 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-for _p in (os.path.join(ROOT, "firmware"), ROOT):
+# This tree's desk tools too, not an installed copy: a venv made in another worktree (the
+# bench run with another checkout's python) would give its duelclock_desk.
+for _p in (os.path.join(ROOT, "firmware"), ROOT, os.path.join(ROOT, "host_tools")):
     if _p not in sys.path:
         sys.path.insert(0, _p)
 
@@ -42,8 +44,11 @@ KEEPALIVE_S = 60
 # task ticks every 20 ms on its own CPU; 2,000 tables ticked that often took about 0.4 of a
 # core of this 2-core machine at idle (measured: the processes' CPU over 3 s, 713 against
 # 303 ms a second), CPU the desk and brokers then lacked. What is due waits at most TICK_S:
-# a sync request's t1 is stamped when it leaves, so only its schedule moves, not the sync.
-TICK_S = 0.1
+# a sync request's t1 is stamped when it leaves, so only its schedule moves, not the sync;
+# a desk command's state goes at once (the tick after it). 0.25 s is the session's own
+# state check (_STATE_CHECK_MS): ticks between two checks found nothing due but a sync
+# request, and still took a third of these processes' idle CPU at 0.1 s.
+TICK_S = 0.25
 
 
 def connect_packet(client_id, will_topic, will_payload, keepalive_s):
