@@ -347,6 +347,19 @@ def test_feather_gauge_led_link_and_wifi(monkeypatch):
     assert b.connect_wifi("venue", "secret") is False
 
 
+def test_feather_gives_the_app_its_ticks_unwrapped(monkeypatch):
+    # CircuitPython has no time.ticks_ms or ticks_us (app.unwrap's): supervisor.ticks_ms,
+    # which wraps at 2**29, unwrapped by the board.
+    world_ms0 = (1 << 29) - 700
+    b, world = load("ADAFRUIT_FEATHER_ESP32S3_REVERSE_TFT", monkeypatch)
+    world.ms = world_ms0
+    monkeypatch.setattr(b, "local_ms", b._unwrapped())
+    assert b.local_ms() == 0
+    for step_ms, total_ms in ((500, 500), (500, 1000), ((1 << 27), (1 << 27) + 1000)):
+        world.ms += step_ms
+        assert b.local_ms() == total_ms
+
+
 @pytest.mark.parametrize("name", ALL_BOARDS)
 def test_board_files_compile_for_a_board(name):
     """MicroPython's compiler takes them (CircuitPython's takes the same syntax)."""
