@@ -37,6 +37,9 @@
 #                                to HALL_TABLES plain subscribers of one mosquitto
 #                                (fanout_subs.py); the *_vs_bare_ratio figures are the ones to
 #                                read (the machine is noisy)
+#   fanout_2000_own_p100_ms      and a message to each of them on a topic of its own, in one
+#                                write: a round start's shape (one signed command per table;
+#                                no line is for all tables), with no Python at either end
 #
 # Accelerated time (the two sync runs): desk time is real time plus jumps (SkipClock, shared
 # with the desk in desk_child.py, its own process), and every table's ticks are (desk time +
@@ -809,12 +812,15 @@ def round_start(b, tables=ROUND_TABLES, halls=0, settle_s=ROUND_SETTLE_S):
             metric(name + "_p50_ms", round(times[len(times) // 2], 1), "ms")]
 
 
-def fanout_bare(b, subscribers=HALL_TABLES):
+def fanout_bare(b, subscribers=HALL_TABLES, own=False):
     """One retained QoS 1 message from a plain client to `subscribers` plain subscribers of
-    one mosquitto (fanout_subs.py): publish to the last first receipt, ms."""
+    one mosquitto (fanout_subs.py): publish to the last first receipt, ms. `own`: one message
+    to each on a topic of its own, all in one write (a round start's shape: a signed command
+    per table), fanout_<n>_own_p100_ms."""
     broker = Mosquitto()
     subs = []
     topic = "bench/fanout"
+    name = "fanout_%d_%s_p100_ms" % (subscribers, "own" if own else "bare")
     try:
         procs = ROUND_PROCS * subscribers // ROUND_TABLES
         per = -(-subscribers // procs)
@@ -822,7 +828,7 @@ def fanout_bare(b, subscribers=HALL_TABLES):
             count = min(per, subscribers - i * per)
             subs.append(b.procs.start([sys.executable, FANOUT_PY, "--broker", broker.url,
                                        "--topic", topic, "--count", str(count),
-                                       "--first", str(i * per)],
+                                       "--first", str(i * per)] + (["--own"] if own else []),
                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True))
         for p in subs:
             line = p.stdout.readline()
@@ -832,8 +838,14 @@ def fanout_bare(b, subscribers=HALL_TABLES):
         pub.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         pub.sendall(mqtt_tables.connect_packet("fanout-pub", "fanout/pubwill", b"x", 60))
         pub.recv(4)                                            # CONNACK
+        if own:
+            burst = b"".join(mqtt_tables.publish_packet("%s/%d" % (topic, n), b"x" * 300, 1,
+                                                        True, pid=n + 1)
+                             for n in range(subscribers))
+        else:
+            burst = mqtt_tables.publish_packet(topic, b"x" * 300, 1, True, pid=1)
         t0 = time.monotonic()
-        pub.sendall(mqtt_tables.publish_packet(topic, b"x" * 300, 1, True, pid=1))
+        pub.sendall(burst)
         time.sleep(FANOUT_WAIT_S)
         pub.close()
         got, last = 0, []
@@ -847,13 +859,13 @@ def fanout_bare(b, subscribers=HALL_TABLES):
         for p in subs:
             b.procs.end(p)
         broker.stop()
-    note = ("one 300-byte retained QoS 1 message to %d plain subscribers of mosquitto in %d "
-            "fanout_subs.py processes; publish to the last first receipt" % (subscribers, procs))
+    note = ("%s to %d plain subscribers of mosquitto in %d fanout_subs.py processes; "
+            "publish to the last first receipt"
+            % ("a 300-byte retained QoS 1 message on its own topic, all in one write," if own
+               else "one 300-byte retained QoS 1 message", subscribers, procs))
     if got < subscribers:
-        return metric("fanout_%d_bare_p100_ms" % subscribers, None, "ms",
-                      note=note + "; only %d received it" % got)
-    return metric("fanout_%d_bare_p100_ms" % subscribers, round((max(last) - t0) * 1000, 1),
-                  "ms", note=note)
+        return metric(name, None, "ms", note=note + "; only %d received it" % got)
+    return metric(name, round((max(last) - t0) * 1000, 1), "ms", note=note)
 
 
 def bench_link(b):
@@ -882,6 +894,7 @@ def bench_link(b):
         yield m
     bare = fanout_bare(b)
     yield bare
+    yield fanout_bare(b, own=True)
     single = round_start(b, HALL_TABLES)
     for m in single:
         yield m

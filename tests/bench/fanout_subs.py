@@ -3,6 +3,10 @@
 # packets). No protocol, no desk: what mosquitto itself takes to deliver one message to them.
 #
 #   python tests/bench/fanout_subs.py --broker mqtt://127.0.0.1:1883 --topic T --count 1000
+#          [--own]
+#
+# --own: each subscriber to a topic of its own, T/<its number> (a round start's commands: one
+# signed line per table, not one for all).
 #
 # prints "ready N" once every subscriber has its SUBACK; when stdin closes, prints one JSON
 # line: {"got": subscribers that received a PUBLISH, "last_s": CLOCK_MONOTONIC seconds of the
@@ -32,6 +36,7 @@ def main(argv):
     ap.add_argument("--topic", required=True)
     ap.add_argument("--count", type=int, required=True)
     ap.add_argument("--first", type=int, default=0, help="client ids from this number")
+    ap.add_argument("--own", action="store_true", help="subscriber n to TOPIC/n")
     a = ap.parse_args(argv)
     host, port = a.broker.split("://", 1)[1].rsplit(":", 1)
     sel = selectors.DefaultSelector()
@@ -47,8 +52,10 @@ def main(argv):
             s = socket.socket()
             s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             s.connect((host, int(port)))
-            s.sendall(connect_packet("fanout-%d" % (a.first + opened), "fanout/will", b"x", 60)
-                      + subscribe_packet(1, [(a.topic, 1)]))
+            n = a.first + opened
+            topic = "%s/%d" % (a.topic, n) if a.own else a.topic
+            s.sendall(connect_packet("fanout-%d" % n, "fanout/will", b"x", 60)
+                      + subscribe_packet(1, [(topic, 1)]))
             s.setblocking(False)
             sel.register(s, selectors.EVENT_READ)
             bufs[s] = bytearray()
