@@ -165,6 +165,7 @@ class Encoder:
     restarted sender's seqs stay above all it sent before (seq = boot * SEQ_BOOT + n)."""
 
     _sign = staticmethod(signed_line)   # the desk's (desk_wire.py): CPython's C JSON
+    _key = Key                          # the desk's: its pads hashed once
 
     def __init__(self, key, boot, tbl=None):
         self.tbl = tbl
@@ -193,7 +194,7 @@ class Encoder:
             raise ValueError("no seq left in this boot")
         key = self._keys.get(t)
         if key is None:
-            key = self._keys[t] = Key(command_key(table_key(self._event_key, t)))
+            key = self._keys[t] = self._key(command_key(table_key(self._event_key, t)))
         line = self._sign(msg, key)
         if len(line) > MAX_LINE_BYTES + 1:
             raise ValueError("line of %d bytes" % len(line))
