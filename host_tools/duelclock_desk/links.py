@@ -9,8 +9,9 @@ table's key: there is no line for all tables); `send_many` a list of them at onc
 Incoming bytes go to `receive`, which frames them per stream and hands whole lines (without
 "\\n", each at most MAX_LINE_BYTES + 1 bytes: an oversized line arrives cut, so the desk's
 Decoder counts it as `size`) to the sink, stamped with the desk time of receipt (a sync
-reply's t2: sink.stamp_ms(), a float ms where the desk's clock gives us). The sink (the desk service) is called from the link's own thread: it must be
-thread-safe. It also gets `sink.link_status(link, tbl, online)`: tbl None for the whole link.
+reply's t2: sink.stamp_ms(), a float ms where the desk's clock gives us). The sink (the desk
+service) is called from the link's own thread: it must be thread-safe. It also gets
+`sink.link_status(link, tbl, online)`: tbl None for the whole link.
 """
 import os
 import select

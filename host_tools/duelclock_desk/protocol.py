@@ -44,6 +44,11 @@ def fingerprint(key):
     return hashlib.sha256(b"duelclock key fingerprint\0" + key).hexdigest()[:16]
 
 
+def _us_past(ms):
+    """The whole us past the whole ms of a float desk ms."""
+    return int((ms - int(ms)) * 1000)
+
+
 class Protocol:
     """Uses of Desk: store, key, event, enc, dec, links, route, pushed, silent, drops,
     link_drops, round, now_ms, on_change; in_round() and repush() (commands.py);
@@ -94,8 +99,7 @@ class Protocol:
         t3 = max(rx_ms, self.stamp_ms())
         fields = {"t1": msg["t1"], "t2": int(rx_ms), "t3": int(t3), "re": msg["seq"]}
         if msg.get("us"):
-            fields["t2u"] = int((rx_ms - int(rx_ms)) * 1000)
-            fields["t3u"] = int((t3 - int(t3)) * 1000)
+            fields["t2u"], fields["t3u"] = _us_past(rx_ms), _us_past(t3)
         link.send(self._build("sync", fields, msg["tbl"]), msg["tbl"])
 
     def _on_hello(self, link, msg, rx_ms):
