@@ -177,8 +177,9 @@ class Conn:
 
 class Host:
     """Tables on one selector loop (run() in a thread or as the process). `local_ms(tbl)`:
-    table tbl's ticks (a float: to the us, tables.py). auto_tick: tick every table each tick_s and right after a desk
-    message (as the firmware's link task does); else the caller ticks with tick_all()."""
+    table tbl's ticks (a float: to the us, tables.py). auto_tick: tick every table each
+    tick_s and right after a desk message (as the firmware's link task does); else the
+    caller ticks with tick_all()."""
 
     def __init__(self, url, event, tables, local_ms, auto_tick=True, tick_s=TICK_S,
                  connect_per_s=0):
