@@ -118,13 +118,15 @@ def _canon(v, out):
             sep = ","
         out.append("}")
     elif t is list:
-        out.append("[")
-        sep = ""
+        # Each item joined on its own: a record's 12 events in one list of pieces would
+        # be ~500 of them, a 2-4 KB block that a fragmented heap may not have (a table
+        # died of it); a line's largest block is now the line itself.
+        items = []
         for x in v:
-            out.append(sep)
-            _canon(x, out)
-            sep = ","
-        out.append("]")
+            part = []
+            _canon(x, part)
+            items.append("".join(part))
+        out.append("[" + ",".join(items) + "]")
     else:
         raise ValueError("no canonical form for %s" % t)
 
