@@ -66,8 +66,7 @@ RUNNING = ("remaining_ms", "sync_age_ms", "sync_err_ms", "drops")
 class Session:
     """One table's side of docs/protocol.md. `key`: the table's own key (table_key), `boot`:
     its boot counter (seqs stay above every earlier boot's), `budget_ms`: the Clock's,
-    `pins` and `lang`: the Ui's (the judges' PIN hashes, the first language); journal,
-    files, send and ticks as above."""
+    `pins` and `lang`: the Ui's (the judges' PIN hashes, the first language)."""
 
     def __init__(self, key, tbl, boot, journal, files, send, budget_ms, pins, lang,
                  ticks=None):
