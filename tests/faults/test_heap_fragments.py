@@ -1,8 +1,8 @@
 """A table's heap after hours of a match is fragmented: long-lived objects (the record's
 events) sit between freed ones. A line the table must send cannot then need one block much
-larger than the line itself. The stop-21 CI failure: signing a record batch built one list
-of ~500 pieces, a 4 KB block (64-bit unix port; 2 KB on an RP2040) that the SIM table's
-fragmented heap lacked, and the table died mid-round (test_journal_full)."""
+larger than the line itself. Signing a record batch once built one list of ~500 pieces, a
+4 KB block (64-bit unix port; 2 KB on an RP2040) that a SIM table's fragmented heap lacked,
+and the table died mid-round (test_journal_full)."""
 import json
 import os
 
