@@ -17,6 +17,9 @@
 #                                the slowest table, and
 #   table_skew_max_ms            the largest difference, at the same desk instant, between
 #                                the desk times any two tables show
+#   table_skew_exact_drift_...   beside it, the same for a filter that knew every crystal
+#                                exactly, fed the same exchanges (Floors): how much of the
+#                                skew the link itself leaves, whatever the sync design
 #   sync_error_chrony_ms         CHRONY_CLIENTS chronyd clients (as many as the Wi-Fi tables)
 #                                of one chronyd server (-x: no clock control, as nobody)
 #                                through the UDP variant of the same proxy, the server's clock
@@ -351,10 +354,11 @@ def _local(clock, drift):
     return local_ms
 
 
-def run_accelerated(clock, driver, local_ms, minutes, step_ms):
+def run_accelerated(clock, driver, drift, minutes, step_ms):
     """Steps of step_ms desk ms (YOUNG_STEP_MS at first) over `minutes`: measure, tick, wait
     for replies, jump. ([(desk ms since the start, {tbl: signed error ms of the tables
-    showing desk time})] per step, replies, steps that waited past REPLY_WAIT_S)."""
+    showing desk time})] per step, the same for the exact-drift filter (Floors) at the same
+    steps and tables, replies, steps that waited past REPLY_WAIT_S)."""
     # The tables' reader threads stamp t4 at once, as a board would, not after a switch
     # interval behind this thread's ticks. The desk in this process gets it too; the shipped
     # desk keeps CPython's 5 ms (at 0.5 ms its threads thrashed beside 16 simulated tables,
@@ -362,13 +366,15 @@ def run_accelerated(clock, driver, local_ms, minutes, step_ms):
     switch_s = sys.getswitchinterval()
     sys.setswitchinterval(TABLE_SWITCH_S)
     try:
-        return _steps(clock, driver, local_ms, minutes, step_ms)
+        return _steps(clock, driver, drift, minutes, step_ms)
     finally:
         sys.setswitchinterval(switch_s)
 
 
-def _steps(clock, driver, local_ms, minutes, step_ms):
-    steps = []
+def _steps(clock, driver, drift, minutes, step_ms):
+    local_ms = _local(clock, drift)
+    floors = {t.tbl: Floors(drift[t.tbl]) for t in driver.tables}
+    steps, exact = [], []
     late = 0
     start = clock.exact()
     while clock.exact() - start < minutes * 60000:
@@ -380,6 +386,8 @@ def _steps(clock, driver, local_ms, minutes, step_ms):
             if off is not None:
                 errs[t.tbl] = x + off - t0
         steps.append((t0 - start, errs))
+        exact.append((t0 - start, {tbl: floors[tbl].error_ms(t.stamps) for t in driver.tables
+                                   for tbl in (t.tbl,) if tbl in errs}))
         at = t0 - start
         step = (FIRST_STEP_MS if at < FIRST_STEP_S * 1000 else
                 YOUNG_STEP_MS if at < YOUNG_MIN * 60000 else step_ms)
@@ -392,7 +400,43 @@ def _steps(clock, driver, local_ms, minutes, step_ms):
         if spent < step:
             clock.advance(step - spent)
     replies = sum(t.sync_replies for t in driver.tables)
-    return steps, replies, late
+    return steps, exact, replies, late
+
+
+class Floors:
+    """What table_skew_max_ms could be with the same exchanges and each crystal known
+    exactly: a 2-way sync's best case (legs' floors equal, as every 2-way sync assumes).
+    Every exchange is put in true desk time, and the offset is the middle of the band
+    between the lowest "offset + leg out" and the highest "offset - leg back" over every
+    exchange so far; its error is (lowest leg out - lowest leg back) / 2. No drift to
+    estimate, so no exchange ever ages out: core/clock.py's band with a perfect slope."""
+
+    def __init__(self, crystal):
+        self.rate, self.boot = crystal
+        self.taken = 0
+        self.out = self.back = float("inf")
+
+    def error_ms(self, stamps):
+        """From a SessionTable's stamps (the exchanges its clock took): signed error ms."""
+        new = stamps[self.taken:]
+        self.taken += len(new)
+        for st in new:
+            t1, t2, t3, t4 = st[:4]
+            if len(st) > 4 and st[4] is not None:
+                us = st[4]
+                t1, t2, t3, t4 = (t1 + us[0] / 1000, t2 + us[1] / 1000, t3 + us[2] / 1000,
+                                  t4 + us[3] / 1000)
+            self.out = min(self.out, t2 - (t1 / self.rate - self.boot))
+            self.back = min(self.back, (t4 / self.rate - self.boot) - t3)
+        return (self.out - self.back) / 2
+
+
+def _skew(steps, from_ms=0):
+    """The largest spread of the errors at one step (ms, 2 decimals), from desk ms `from_ms`
+    since the start on; None if no step then has any."""
+    spreads = [max(errs.values()) - min(errs.values()) for at, errs in steps
+               if errs and at >= from_ms]
+    return round(max(spreads), 2) if spreads else None
 
 
 def _figures(steps):
@@ -404,7 +448,7 @@ def _figures(steps):
     every = sorted(abs(e) for _, errs in steps for e in errs.values())
     if not every:
         return None, None, None, None, None, None
-    skew = max(max(errs.values()) - min(errs.values()) for _, errs in steps if errs)
+    skew = _skew(steps)
     last_bad = {}
     for at, errs in steps:
         for tbl, e in errs.items():
@@ -419,7 +463,7 @@ def _figures(steps):
                 tops[tbl] = max(tops.get(tbl, 0.0), abs(e))
     tops = sorted(tops.values())
     r = lambda x: round(x, 2)  # noqa: E731
-    return (r(every[-1]), r(every[len(every) * 95 // 100]), r(skew), round(converge, 1),
+    return (r(every[-1]), r(every[len(every) * 95 // 100]), skew, round(converge, 1),
             r(max(warm)) if warm else None, r(tops[len(tops) // 2]))
 
 
@@ -437,7 +481,8 @@ def sync_serial(b):
         if not wait_for(desk.links_up, 20, 0.2):
             raise BenchError("the desk did not open every pty")
         ptys.hello()
-        steps, replies, late = run_accelerated(clock, ptys, local_ms, SYNC_MINUTES, SERIAL_STEP_MS)
+        steps, exact, replies, late = run_accelerated(clock, ptys, drift, SYNC_MINUTES,
+                                                      SERIAL_STEP_MS)
     finally:
         if desk is not None:
             desk.stop()
@@ -449,14 +494,16 @@ def sync_serial(b):
     if late:
         note += "; %d steps waited over %.0f s for a reply" % (late, REPLY_WAIT_S)
     sent = sum(ptys.syncs_sent.values())
-    return _sync_metrics("serial", "_serial", steps, SERIAL_BUDGET_MS, SERIAL_MAX_MS,
+    return _sync_metrics("serial", "_serial", steps, exact, SERIAL_BUDGET_MS, SERIAL_MAX_MS,
                          (sent + replies) / SERIAL_TABLES, note)
 
 
-def _sync_metrics(link, suffix, steps, budget_ms, max_target, msgs_per_table, note):
-    """A sync run's figures (_figures) and sync messages per table per minute; `suffix` on
-    the names that are not the link's own."""
+def _sync_metrics(link, suffix, steps, exact, budget_ms, max_target, msgs_per_table, note):
+    """A sync run's figures (_figures) and sync messages per table per minute, with the
+    exact-drift filter's max and skew beside them; `suffix` on the names that are not the
+    link's own."""
     top, p95, skew, converge, warm, median_top = _figures(steps)
+    floor_top, _, floor_skew, _, floor_warm, _ = _figures(exact)
     return [metric("sync_error_%s_max_ms" % link, top, "ms", max_target,
                    note=note + "; from each table's first desk time (budget %d ms)" % budget_ms),
             metric("sync_error_%s_p95_ms" % link, p95, "ms",
@@ -472,6 +519,13 @@ def _sync_metrics(link, suffix, steps, budget_ms, max_target, msgs_per_table, no
                    % CONVERGED_MS),
             metric("table_skew_max_ms" + suffix, skew, "ms", 2,
                    note="largest difference between two tables' desk times at one desk instant"),
+            metric("table_skew_exact_drift_max_ms" + suffix, floor_skew, "ms",
+                   note="the same from the same exchanges, at the same steps, for a filter "
+                   "that knew each crystal exactly (bench_link.Floors: each leg's lowest over "
+                   "every exchange so far); its max |error| %s ms; from minute %d on: its "
+                   "max |error| %s ms and skew %s ms, the tables' %s and %s"
+                   % (floor_top, WARMUP_MIN, floor_warm, _skew(exact, WARMUP_MIN * 60000),
+                      warm, _skew(steps, WARMUP_MIN * 60000))),
             metric("sync_msgs_per_table_per_min" + suffix,
                    round(msgs_per_table / SYNC_MINUTES, 2), "msgs", 15,
                    note="requests and replies, %d min, the first sync burst included" % SYNC_MINUTES)]
@@ -518,7 +572,8 @@ def sync_wifi(b):
         driver = MqttDriver("mqtt://127.0.0.1:%d" % proxy.port, "benchwifi", tables, local_ms)
         if not wait_for(driver.ready, 60):
             raise BenchError("the MQTT tables did not all connect through the proxy")
-        steps, replies, late = run_accelerated(clock, driver, local_ms, SYNC_MINUTES, WIFI_STEP_MS)
+        steps, exact, replies, late = run_accelerated(clock, driver, drift, SYNC_MINUTES,
+                                                      WIFI_STEP_MS)
         sent = driver.syncs_sent()
     finally:
         if driver is not None:
@@ -535,7 +590,7 @@ def sync_wifi(b):
                 counts["held"], counts["packets"]), SYNC_MINUTES, WIFI_STEP_MS, PPM))
     if late:
         note += "; %d steps waited over %.0f s for a reply" % (late, REPLY_WAIT_S)
-    return _sync_metrics("wifi", "", steps, WIFI_BUDGET_MS, None,
+    return _sync_metrics("wifi", "", steps, exact, WIFI_BUDGET_MS, None,
                          (sent + replies) / WIFI_TABLES, note)
 
 

@@ -110,13 +110,15 @@ class SessionTable:
     def _start(self):
         """Power on: a new session from what the journal and the files hold."""
         self.taken = []           # desk commands taken (not sync), as received
+        self.stamps = []          # the sync exchanges its clock took: (t1, t2, t3, t4[, us])
         s = self.session = Session(self.key, self.tbl, self.boot, self.journal, self.files,
                                    self._queue, self.budget_ms, None, "en")
         sample, handle = s.clock.sample, s.handle
 
         def counted(*stamps):
             self.sync_replies += 1
-            sample(*stamps)
+            if sample(*stamps) is None:
+                self.stamps.append(stamps)
 
         def watched(msg, local_ms, sub_us=None):
             if msg["k"] != "sync":

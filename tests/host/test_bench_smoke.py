@@ -245,3 +245,32 @@ def test_chrony_clients_sync_through_the_udp_proxy_and_are_read(tmp_path, monkey
     assert 0 <= got["sync_error_chrony_client_p50_max_ms"]["value"] <= top["value"]
     assert 0 <= got["table_skew_chrony_max_ms"]["value"] <= 2 * top["value"]
     assert got["sync_msgs_chrony_per_min"]["value"] > 0
+
+
+def test_exact_drift_filter_takes_each_legs_lowest_in_true_desk_time():
+    # table_skew_exact_drift_max_ms's filter: a crystal 100 ppm fast, booted 5 s before desk
+    # time 0. Three exchanges; the lowest leg out (10.5 ms) and the lowest leg back (10.2 ms)
+    # come from different ones, and the us parts count.
+    import bench_link
+    rate, boot = 1.0001, 5000.0
+    local = lambda desk: (desk + boot) * rate  # noqa: E731
+    desk_ahead = 0.4        # the desk's stamps against the time the crystal is known in:
+                            # a table that follows them is off by this much
+
+    def exchange(t1_desk, out, back, us=False):
+        t2 = t1_desk + out + desk_ahead
+        t3 = t2 + 0.25
+        t4 = local(t3 - desk_ahead + back)
+        t1 = local(t1_desk)
+        if not us:
+            return (t1, t2, t3, t4)
+        stamps = [int(t1), int(t2), int(t3), int(t4)]
+        return tuple(stamps) + (tuple(int(round((v - int(v)) * 1000))
+                                      for v in (t1, t2, t3, t4)),)
+    f = bench_link.Floors((rate, boot))
+    stamps = [exchange(1000.0, 12.0, 11.0), exchange(900000.0, 10.5, 25.0)]
+    assert abs(f.error_ms(stamps) - ((10.5 - 11.0) / 2 + desk_ahead)) < 1e-6
+    stamps.append(exchange(1800000.0, 30.0, 10.2, us=True))
+    assert f.taken == 2
+    assert abs(f.error_ms(stamps) - ((10.5 - 10.2) / 2 + desk_ahead)) < 0.002
+    assert f.taken == 3
