@@ -43,6 +43,9 @@
 #   fanout_2000_own_p100_ms      and a message to each of them on a topic of its own, in one
 #                                write: a round start's shape (one signed command per table;
 #                                no line is for all tables), with no Python at either end
+#   round_start_2000_tables_cpu_ms  the CPU HALL_TABLES tables' sessions need to take a round
+#                                and write their state, no I/O (tables_cpu): over the cores, a
+#                                floor under the round starts on this machine
 #
 # Accelerated time (the two sync runs): desk time is real time plus jumps (SkipClock, shared
 # with the desk in desk_child.py, its own process), and every table's ticks are (desk time +
@@ -962,3 +965,39 @@ def bench_link(b):
             ratio = round(m["value"] / bare["value"], 2)
         yield metric(m["metric"].replace("_p100_ms", "_vs_bare_ratio"), ratio, "ratio", limit,
                      note="%s / %s, both from this run" % (m["metric"], bare["metric"]))
+    yield tables_cpu(bare)
+
+
+def tables_cpu(bare, tables=HALL_TABLES):
+    """round_start_2000_tables_cpu_ms: the CPU the tables' own sessions need to take a signed
+    round and write their state, in this process with no I/O: what the round start's tables
+    cost this machine whatever the links, desk and brokers do (a venue gives each its CPU)."""
+    from duelclock.core.wire import Encoder
+    round_args = {"round": 1, "kind": "swiss", "start_ms": 0, "limit_s": 2700, "cap_s": 1800,
+                  "extra_turns": 1, "seating": False}
+    sessions = [SessionTable(KEY, n, budget_ms=WIFI_BUDGET_MS) for n in range(1, tables + 1)]
+    desk = Encoder(KEY, 1)
+    lines = []
+    for t in sessions:
+        t.hello()
+        t.tick(1000)
+        t.take()
+        line = desk.build("round", round_args, t.tbl)
+        lines.append((line.encode() if isinstance(line, str) else line) + b"\n")
+    cpu_s = time.process_time()
+    states = 0
+    for t, line in zip(sessions, lines):
+        t.feed(line, 2000)
+        t.tick(2300)
+        states += any(k == "state" for k, _ in t.take()) and t.round is not None
+    cpu_ms = (time.process_time() - cpu_s) * 1000
+    if states != tables:
+        raise BenchError("%d of %d tables took the round and wrote a state" % (states, tables))
+    cores = os.cpu_count() or 1
+    note = ("%d SessionTables take a signed round and write their state, one process, no I/O: "
+            "over this machine's %d cores at least %.0f ms of any round start here, before "
+            "MQTT, desk and brokers" % (tables, cores, cpu_ms / cores))
+    if bare["value"]:
+        note += "; %g x %s of this run is %.0f ms" % (HALL_RATIO, bare["metric"],
+                                                     HALL_RATIO * bare["value"])
+    return metric("round_start_%d_tables_cpu_ms" % tables, round(cpu_ms, 1), "ms", note=note)

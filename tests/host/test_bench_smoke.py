@@ -274,3 +274,12 @@ def test_exact_drift_filter_takes_each_legs_lowest_in_true_desk_time():
     assert f.taken == 2
     assert abs(f.error_ms(stamps) - ((10.5 - 10.2) / 2 + desk_ahead)) < 0.002
     assert f.taken == 3
+
+
+def test_tables_cpu_counts_tables_that_took_the_round():
+    # round_start_2000_tables_cpu_ms's machinery, small: 20 sessions take a signed round.
+    import bench_link
+    m = bench_link.tables_cpu({"metric": "fanout_2000_bare_p100_ms", "value": 40.0}, tables=20)
+    assert m["metric"] == "round_start_20_tables_cpu_ms"
+    assert m["value"] > 0
+    assert "20 SessionTables" in m["note"] and "is 120 ms" in m["note"], m["note"]
