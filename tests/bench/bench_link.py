@@ -43,9 +43,9 @@
 #   fanout_2000_own_p100_ms      and a message to each of them on a topic of its own, in one
 #                                write: a round start's shape (one signed command per table;
 #                                no line is for all tables), with no Python at either end
-#   round_start_2000_tables_cpu_ms  the CPU HALL_TABLES tables' sessions need to take a round
-#                                and write their state, no I/O (tables_cpu): over the cores, a
-#                                floor under the round starts on this machine
+#   round_start_2000_protocol_cpu_ms  a round start's protocol work, the desk's and HALL_TABLES
+#                                tables' sessions, in one process with no I/O (protocol_cpu):
+#                                over the cores, a floor under the round starts on this machine
 #
 # Accelerated time (the two sync runs): desk time is real time plus jumps (SkipClock, shared
 # with the desk in desk_child.py, its own process), and every table's ticks are (desk time +
@@ -965,39 +965,65 @@ def bench_link(b):
             ratio = round(m["value"] / bare["value"], 2)
         yield metric(m["metric"].replace("_p100_ms", "_vs_bare_ratio"), ratio, "ratio", limit,
                      note="%s / %s, both from this run" % (m["metric"], bare["metric"]))
-    yield tables_cpu(bare)
+    yield protocol_cpu(bare)
 
 
-def tables_cpu(bare, tables=HALL_TABLES):
-    """round_start_2000_tables_cpu_ms: the CPU the tables' own sessions need to take a signed
-    round and write their state, in this process with no I/O: what the round start's tables
-    cost this machine whatever the links, desk and brokers do (a venue gives each its CPU)."""
-    from duelclock.core.wire import Encoder
-    round_args = {"round": 1, "kind": "swiss", "start_ms": 0, "limit_s": 2700, "cap_s": 1800,
-                  "extra_turns": 1, "seating": False}
-    sessions = [SessionTable(KEY, n, budget_ms=WIFI_BUDGET_MS) for n in range(1, tables + 1)]
-    desk = Encoder(KEY, 1)
-    lines = []
-    for t in sessions:
-        t.hello()
-        t.tick(1000)
-        t.take()
-        line = desk.build("round", round_args, t.tbl)
-        lines.append((line.encode() if isinstance(line, str) else line) + b"\n")
-    cpu_s = time.process_time()
-    states = 0
-    for t, line in zip(sessions, lines):
-        t.feed(line, 2000)
-        t.tick(2300)
-        states += any(k == "state" for k, _ in t.take()) and t.round is not None
-    cpu_ms = (time.process_time() - cpu_s) * 1000
-    if states != tables:
-        raise BenchError("%d of %d tables took the round and wrote a state" % (states, tables))
+def protocol_cpu(bare, tables=HALL_TABLES):
+    """round_start_2000_protocol_cpu_ms: the CPU a round start's protocol work takes at both
+    ends, in this process with no I/O: the real desk (Desk on an in-memory link, its SQLite
+    store) builds and signs a round command for each of `tables` SessionTables, each table's
+    session takes its own and writes its state, the desk takes every state. The bench's
+    round starts put all of it on this machine's cores; a venue gives each table its CPU."""
+    from duelclock_desk.desk import Desk, fingerprint
+    from duelclock_desk.store import Store
+    from tests.host.tables import MemoryLink
+    d = tempfile.mkdtemp(prefix="protocol-cpu-")
+    store = Store(os.path.join(d, "desk.db"))
+    try:
+        link = MemoryLink()
+        desk = Desk(store, KEY, store.start_desk("protocol-cpu", fingerprint(KEY), 0),
+                    lambda: 1000, [link])
+        link.start(desk)
+        sessions = {n: SessionTable(KEY, n, budget_ms=WIFI_BUDGET_MS)
+                    for n in range(1, tables + 1)}
+        for t in sessions.values():
+            t.hello()
+        link.receive(b"".join(line for t in sessions.values() for _, line in t.take()))
+        desk.flush()
+        link.to_tables = []
+        drops = sum(desk.drops.values())
+        cpu_s = time.process_time()
+        desk.cmd_start_round(1)
+        desk.flush()
+        desk_s = time.process_time() - cpu_s
+        down = [(json.loads(line)["tbl"], line) for line in link.to_tables]   # the broker's
+        cpu_s = time.process_time()
+        for tbl, line in down:
+            sessions[tbl].feed(line, 2000)
+        up = []
+        for t in sessions.values():
+            t.tick(2300)
+            up += [line for k, line in t.take() if k == "state"]
+        tables_s = time.process_time() - cpu_s
+        cpu_s = time.process_time()
+        link.receive(b"".join(up))
+        desk.flush()
+        desk_s += time.process_time() - cpu_s
+        took = sum(1 for t in sessions.values() if t.round is not None)
+        if (len(down), len(up), took) != (tables,) * 3 or sum(desk.drops.values()) != drops:
+            raise BenchError("a round start in memory: %d commands, %d states, %d tables took "
+                             "it, desk drops %r" % (len(down), len(up), took, desk.drops))
+    finally:
+        store.close()
+        shutil.rmtree(d, ignore_errors=True)
     cores = os.cpu_count() or 1
-    note = ("%d SessionTables take a signed round and write their state, one process, no I/O: "
-            "over this machine's %d cores at least %.0f ms of any round start here, before "
-            "MQTT, desk and brokers" % (tables, cores, cpu_ms / cores))
+    cpu_ms = (desk_s + tables_s) * 1000
+    note = ("%d SessionTables and the real desk (Desk, in-memory link, SQLite store), one "
+            "process, no I/O: desk %.0f ms (sign %d commands, take %d states), tables %.0f "
+            "ms; over this machine's %d cores at least %.0f ms of any round start here, "
+            "before MQTT and brokers" % (tables, desk_s * 1000, tables, tables,
+                                         tables_s * 1000, cores, cpu_ms / cores))
     if bare["value"]:
         note += "; %g x %s of this run is %.0f ms" % (HALL_RATIO, bare["metric"],
                                                      HALL_RATIO * bare["value"])
-    return metric("round_start_%d_tables_cpu_ms" % tables, round(cpu_ms, 1), "ms", note=note)
+    return metric("round_start_%d_protocol_cpu_ms" % tables, round(cpu_ms, 1), "ms", note=note)

@@ -276,10 +276,11 @@ def test_exact_drift_filter_takes_each_legs_lowest_in_true_desk_time():
     assert f.taken == 3
 
 
-def test_tables_cpu_counts_tables_that_took_the_round():
-    # round_start_2000_tables_cpu_ms's machinery, small: 20 sessions take a signed round.
+def test_protocol_cpu_runs_a_round_start_through_the_real_desk():
+    # round_start_2000_protocol_cpu_ms's machinery, small: the desk signs a round for 20
+    # sessions, each takes it and writes its state, the desk takes them (else BenchError).
     import bench_link
-    m = bench_link.tables_cpu({"metric": "fanout_2000_bare_p100_ms", "value": 40.0}, tables=20)
-    assert m["metric"] == "round_start_20_tables_cpu_ms"
+    m = bench_link.protocol_cpu({"metric": "fanout_2000_bare_p100_ms", "value": 40.0}, tables=20)
+    assert m["metric"] == "round_start_20_protocol_cpu_ms"
     assert m["value"] > 0
-    assert "20 SessionTables" in m["note"] and "is 120 ms" in m["note"], m["note"]
+    assert "sign 20 commands, take 20 states" in m["note"] and "is 120 ms" in m["note"], m["note"]
