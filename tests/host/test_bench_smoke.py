@@ -228,23 +228,47 @@ def test_frame_counter_counts_calls_and_bytes_of_a_mono_frame():
         assert 0 < f[name]["bytes"] <= 1024 and f[name]["calls"] > 0
 
 
-def test_chrony_clients_sync_through_the_udp_proxy_and_are_read(tmp_path, monkeypatch):
-    # sync_error_chrony_ms's machinery, small: 3 chronyd clients for 5 s of their sync.
+def _small_chrony(tmp_path, monkeypatch, quiet_last=False):
+    # sync_error_chrony_ms's machinery, small: 3 chronyd clients for 5 s of their sync;
+    # `quiet_last`: the last client never reads as synchronised.
     import bench_link
     from common import Bench
     monkeypatch.setattr(bench_link, "CHRONY_CLIENTS", 3)
     monkeypatch.setattr(bench_link, "CHRONY_S", 5)
+    if quiet_last:
+        monkeypatch.setattr(bench_link, "CHRONY_SYNC_S", 15)
+        ports = []
+        free, read = bench_link._free_udp_ports, bench_link._ntp_offset_ms
+        monkeypatch.setattr(bench_link, "_free_udp_ports",
+                            lambda n: ports.extend(free(n)) or ports)
+
+        def quiet(port):
+            off, synced = read(port)
+            return off, synced and port != ports[-1]
+        monkeypatch.setattr(bench_link, "_ntp_offset_ms", quiet)
     b = Bench(1, str(tmp_path))
     try:
-        got = {m["metric"]: m for m in bench_link.sync_chrony(b)}
+        return {m["metric"]: m for m in bench_link.sync_chrony(b)}
     finally:
         b.procs.end_all()
+
+
+def test_chrony_clients_sync_through_the_udp_proxy_and_are_read(tmp_path, monkeypatch):
+    got = _small_chrony(tmp_path, monkeypatch)
     top = got["sync_error_chrony_ms"]
     assert top["value"] is not None, top["note"]
     assert "3 chronyd -x clients" in top["note"]
     assert 0 <= got["sync_error_chrony_client_p50_max_ms"]["value"] <= top["value"]
     assert 0 <= got["table_skew_chrony_max_ms"]["value"] <= 2 * top["value"]
     assert got["sync_msgs_chrony_per_min"]["value"] > 0
+
+
+def test_chrony_figures_stand_on_the_clients_that_synchronised(tmp_path, monkeypatch):
+    # The run is not thrown away for one quiet chronyd: the figures are the others', and
+    # the note says so.
+    top = _small_chrony(tmp_path, monkeypatch, quiet_last=True)["sync_error_chrony_ms"]
+    assert top["value"] is not None, top["note"]
+    assert "only 2 of 3 chronyd clients synchronised" in top["note"], top["note"]
 
 
 def test_exact_drift_filter_takes_each_legs_lowest_in_true_desk_time():
@@ -285,29 +309,3 @@ def test_protocol_cpu_runs_a_round_start_through_the_real_desk():
     assert m["value"] > 0
     assert "sign 20 commands, take 20 states" in m["note"] and "is 120 ms" in m["note"], m["note"]
 
-
-def test_chrony_figures_stand_on_the_clients_that_synchronised(tmp_path, monkeypatch):
-    # One client of 3 never reads as synchronised: the figures are the other two's, and the
-    # note says so (the run is not thrown away for one quiet chronyd).
-    import bench_link
-    from common import Bench
-    monkeypatch.setattr(bench_link, "CHRONY_CLIENTS", 3)
-    monkeypatch.setattr(bench_link, "CHRONY_S", 5)
-    monkeypatch.setattr(bench_link, "CHRONY_SYNC_S", 15)
-    ports = []
-    free = bench_link._free_udp_ports
-    monkeypatch.setattr(bench_link, "_free_udp_ports", lambda n: ports.extend(free(n)) or ports)
-    read = bench_link._ntp_offset_ms
-
-    def quiet_last(port):
-        off, synced = read(port)
-        return off, synced and port != ports[-1]
-    monkeypatch.setattr(bench_link, "_ntp_offset_ms", quiet_last)
-    b = Bench(1, str(tmp_path))
-    try:
-        got = {m["metric"]: m for m in bench_link.sync_chrony(b)}
-    finally:
-        b.procs.end_all()
-    top = got["sync_error_chrony_ms"]
-    assert top["value"] is not None, top["note"]
-    assert "only 2 of 3 chronyd clients synchronised" in top["note"], top["note"]

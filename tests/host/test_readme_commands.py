@@ -188,6 +188,14 @@ def alive(pid):
         return False
 
 
+def _interactive_signals():
+    # A terminal's shell starts its commands with Ctrl-C and Ctrl-\ live; a suite run as a
+    # background job (`make test &` from a script) inherits them ignored, and so would every
+    # command here, for which SIGINT then does nothing.
+    for sig in (signal.SIGINT, signal.SIGQUIT):
+        signal.signal(sig, signal.SIG_DFL)
+
+
 class Terminal:
     """A command in a pseudo-terminal, as a person starts it; `out` collects the screen."""
 
@@ -195,7 +203,7 @@ class Terminal:
         master, slave = pty.openpty()
         self.proc = subprocess.Popen(command, shell=True, cwd=cwd, env=shell_env(),
                                      stdin=slave, stdout=slave, stderr=slave,
-                                     start_new_session=True)
+                                     start_new_session=True, preexec_fn=_interactive_signals)
         os.close(slave)
         self.master = master
         self.out = b""
