@@ -63,7 +63,7 @@ class Table:
         self.session = s = Session(
             unhexlify(cfg["key"]), cfg["table"], files.next_boot(), Journal(root + "/journal"),
             files, link.send, WIFI_BUDGET_MS if cfg.get("link") == "mqtt" else SERIAL_BUDGET_MS,
-            cfg.get("pins"), cfg.get("lang", "en"))
+            cfg.get("pins"), cfg.get("lang", "en"), lambda: (local_ms(), sub_us()))
         self.ui = s.ui
         self.flash_until = self.battery_due = 0
         self.battery = None

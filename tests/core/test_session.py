@@ -357,3 +357,43 @@ def test_a_link_that_takes_nothing_loses_nothing():
         s.tick(now + 40 + 20 * i)
     desk.take(link)
     assert desk.last("record")["events"][1:] == MATCH and desk.last("result")["events"] == 5
+
+
+def test_t1_is_read_once_the_request_is_built_and_before_it_is_written():
+    # A board takes ~3 ms (RP2040) to build and sign a request: stamped before that, every
+    # leg out would hold it and desk time would show 1.5 ms ahead. Stamped after the write,
+    # a pause there would shorten the leg instead. Here building takes 3 ms and the write
+    # returns 2 ms after the request left (a GC); desk = local + 100000.4 ms, legs of 0.3
+    # ms each way.
+    at_us = [5000250]
+    left_us = []
+    link = FakeLink()
+
+    def send(line, kind):
+        if kind == "sync":
+            left_us.append(at_us[0])
+        at_us[0] += 2000
+        return link.send(line, kind)
+
+    s = Session(table_key(EVENT_KEY, TBL), TBL, 1, ListJournal(), MemFiles(), send,
+                SERIAL_BUDGET_MS, None, "en", lambda: (at_us[0] // 1000, at_us[0] % 1000))
+    build = s.enc.build
+
+    def slow_build(k, fields, *rest):
+        at_us[0] += 3000 if k == "sync" else 0
+        return build(k, fields, *rest)
+    s.enc.build = slow_build
+    desk = Desk()
+    for _ in range(FIRST):
+        s.tick(at_us[0] // 1000, at_us[0] % 1000)
+        desk.take(link)
+        req = desk.last("sync")
+        t2 = left_us[-1] + 100000400 + 300
+        t3 = t2 + 50
+        t4 = t3 + 300 - 100000400
+        s.feed(desk.cmd("sync", {"t1": req["t1"], "t2": t2 // 1000, "t3": t3 // 1000,
+                                 "re": req["seq"], "t2u": t2 % 1000, "t3u": t3 % 1000}),
+               t4 // 1000, t4 % 1000)
+        desk.got = []
+        at_us[0] = t4 + 200000
+    assert abs(s.clock.offset_ms(at_us[0] // 1000) - 100000.4) < 0.01

@@ -283,7 +283,7 @@ def test_a_settled_drift_is_kept_on_flash_for_the_next_boot(tmp_path):
     assert t.clock.drift_ppm == 0 and not (tmp_path / "drift").exists()
     local = 0
     for i in range(60):                      # 16 minutes of exchanges, 1-ms legs
-        t.sync_seq = i
+        t.sync_seq, t.sync_t1 = i, local   # as if tick had asked at local
         desk = int(local * (1 + 60e-6))
         t.handle({"k": "sync", "re": i, "t1": local, "t2": desk + 1, "t3": desk + 1}, local + 2)
         local += 16000

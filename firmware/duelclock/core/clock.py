@@ -70,8 +70,9 @@ RETRY_MS = 2000           # no reply to a request: ask again this much later (or
 class Clock:
     """Offset and drift of desk time against local ticks (both ms, ints).
 
-    The app: when next_exchange_in_ms(now) is 0, sends sync{t1=now} and calls sent(now);
-    on the desk's reply calls sample(t1, t2, t3, now). desk_now_ms(local) is then desk time
+    The app: when next_exchange_in_ms(now) is 0, sends sync{t1=now} and calls sent(t1),
+    t1 read again once the request is built, as it is written (its building is no part of
+    the leg out); on the desk's reply calls sample(t1, t2, t3, now). desk_now_ms(local) is then desk time
     (None before FIRST exchanges); age_ms and error_ms say how much to trust it.
     `drift_ppm`: the drift (desk - local slope, ppm) kept from an earlier boot, or None."""
 

@@ -39,6 +39,8 @@
 #            "seen" (the desk's last command seq) and "drift" (the settled ppm, once a boot)
 #   send     send(line, kind) -> True once the link took it; kind "state" (latest wins),
 #            "report" (delivered) or "sync" (worth nothing late: the clock asks again)
+#   ticks    ticks() -> (local_ms, sub_us or None), now: read once a sync request is built,
+#            its t1 (None: the tick's own time, for a send that only queues the line)
 import json
 
 from . import const
@@ -64,12 +66,15 @@ RUNNING = ("remaining_ms", "sync_age_ms", "sync_err_ms", "drops")
 class Session:
     """One table's side of docs/protocol.md. `key`: the table's own key (table_key), `boot`:
     its boot counter (seqs stay above every earlier boot's), `budget_ms`: the Clock's,
-    `pins` and `lang`: the Ui's (the judges' PIN hashes, the first language)."""
+    `pins` and `lang`: the Ui's (the judges' PIN hashes, the first language); journal,
+    files, send and ticks as above."""
 
-    def __init__(self, key, tbl, boot, journal, files, send, budget_ms, pins, lang):
+    def __init__(self, key, tbl, boot, journal, files, send, budget_ms, pins, lang,
+                 ticks=None):
         self.journal = journal
         self.files = files
         self.send = send
+        self.ticks = ticks
         self.enc = Encoder(key, boot, tbl)
         seen = files.read("seen", int)
         self.dec = Decoder(key, tbl, seen={0: seen[0]} if seen else None)
@@ -87,8 +92,9 @@ class Session:
         self.sent_at = 0
         self.unsent_at = None         # local ms the oldest unsent event was first seen
         self.result_sent = False
-        self.sync_seq = None          # the sync request a reply is due for
-        self.sync_us = None           # and its t1's us past the ms (None: not that fine)
+        self.sync_seq = None          # the sync request a reply is due for,
+        self.sync_t1 = None           # the local ms it left at,
+        self.sync_us = None           # and the us past them (None: not that fine)
         self.state_due = 0
         self.state_check_at = 0       # local ms: look at the state again (0: at once)
         self.last_state = None
@@ -177,7 +183,7 @@ class Session:
                 us = None
                 if None not in (sub_us, self.sync_us, u2, u3):
                     us = (self.sync_us, u2, u3, sub_us)
-                self.clock.sample(msg["t1"], msg["t2"], msg["t3"], local_ms, us)
+                self.clock.sample(self.sync_t1, msg["t2"], msg["t3"], local_ms, us)
                 self.sync_seq = None
                 if self.clock.drift_settled and not self.drift_saved:
                     self.files.write("drift", "%.1f" % self.clock.drift_ppm)
@@ -287,12 +293,21 @@ class Session:
         """What is due at local ms `now` (and sub_us past it, or None): sync request, state,
         record, result."""
         if self.clock.next_exchange_in_ms(now) == 0:
-            self.sync_seq, self.sync_us = self.enc.seq, sub_us
+            self.sync_seq = self.enc.seq
             fields = {"t1": now}
             if sub_us is not None:
                 fields["us"] = True
-            if self._send("sync", fields, "sync"):
-                self.clock.sent(now)
+            line = self.enc.build("sync", fields)
+            # t1 is read once the request is built and signed, as it is written, not the
+            # `now` it carries: building and signing take a board ~3 ms (RP2040), which
+            # every leg out would hold (desk time shown ~1.5 ms ahead), unlike any leg's
+            # noise. Not after the write: a pause there (a GC, the OS) would make the leg
+            # look shorter than it was, and the clock keeps the shortest legs. A stamp may
+            # lengthen its leg, never shorten it.
+            t1, t1_us = self.ticks() if self.ticks else (now, sub_us)
+            if self.send(line, "sync"):
+                self.sync_t1, self.sync_us = t1, None if sub_us is None else t1_us
+                self.clock.sent(t1)
         if now >= self.state_check_at or now >= self.state_due:
             self.state_check_at = now + _STATE_CHECK_MS
             fields = self.state(now)
