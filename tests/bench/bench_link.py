@@ -19,7 +19,7 @@
 #                                the desk times any two tables show
 #   table_skew_exact_drift_...   beside it, the same for a filter that knew every crystal
 #                                exactly, fed the same exchanges (Floors): how much of the
-#                                skew the link itself leaves, whatever the sync design
+#                                skew is left with the drift known
 #   sync_error_chrony_ms         CHRONY_CLIENTS chronyd clients (as many as the Wi-Fi tables)
 #                                of one chronyd server (-x: no clock control, as nobody)
 #                                through the UDP variant of the same proxy, the server's clock
@@ -407,12 +407,12 @@ def _steps(clock, driver, drift, minutes, step_ms):
 
 
 class Floors:
-    """What table_skew_max_ms could be with the same exchanges and each crystal known
-    exactly: a 2-way sync's best case (legs' floors equal, as every 2-way sync assumes).
-    Every exchange is put in true desk time, and the offset is the middle of the band
-    between the lowest "offset + leg out" and the highest "offset - leg back" over every
-    exchange so far; its error is (lowest leg out - lowest leg back) / 2. No drift to
-    estimate, so no exchange ever ages out: core/clock.py's band with a perfect slope."""
+    """What table_skew_max_ms is for the same exchanges with each crystal known exactly
+    (legs' floors equal, as every 2-way sync assumes). Every exchange is put in true desk
+    time, and the offset is the middle of the band between the lowest "offset + leg out"
+    and the highest "offset - leg back" over every exchange so far; its error is (lowest
+    leg out - lowest leg back) / 2. No drift to estimate, so no exchange ever ages out:
+    core/clock.py's band with a perfect slope."""
 
     def __init__(self, crystal):
         self.rate, self.boot = crystal
