@@ -389,8 +389,8 @@ def _steps(clock, driver, drift, minutes, step_ms):
             if off is not None:
                 errs[t.tbl] = x + off - t0
         steps.append((t0 - start, errs))
-        exact.append((t0 - start, {tbl: floors[tbl].error_ms(t.stamps) for t in driver.tables
-                                   for tbl in (t.tbl,) if tbl in errs}))
+        exact.append((t0 - start, {t.tbl: floors[t.tbl].error_ms(t.stamps)
+                                   for t in driver.tables if t.tbl in errs}))
         at = t0 - start
         step = (FIRST_STEP_MS if at < FIRST_STEP_S * 1000 else
                 YOUNG_STEP_MS if at < YOUNG_MIN * 60000 else step_ms)
@@ -976,18 +976,14 @@ def protocol_cpu(bare, tables=HALL_TABLES):
     store) builds and signs a round command for each of `tables` SessionTables, each table's
     session takes its own and writes its state, the desk takes every state. The bench's
     round starts put all of it on this machine's cores; a venue gives each table its CPU."""
-    from duelclock_desk.desk import Desk, fingerprint
-    from duelclock_desk.store import Store
-    from tests.host.tables import MemoryLink
+    from tests.host.tables import Room, _addressee
     d = tempfile.mkdtemp(prefix="protocol-cpu-")
-    store = Store(os.path.join(d, "desk.db"))
+    room = None
     try:
-        link = MemoryLink()
-        desk = Desk(store, KEY, store.start_desk("protocol-cpu", fingerprint(KEY), 0),
-                    lambda: 1000, [link])
-        link.start(desk)
-        sessions = {n: SessionTable(KEY, n, budget_ms=WIFI_BUDGET_MS)
-                    for n in range(1, tables + 1)}
+        room = Room(os.path.join(d, "desk.db"), KEY, [
+            SessionTable(KEY, n, budget_ms=WIFI_BUDGET_MS) for n in range(1, tables + 1)],
+            name="protocol-cpu")
+        desk, link, sessions = room.desk, room.link, room.tables
         for t in sessions.values():
             t.hello()
         link.receive(b"".join(line for t in sessions.values() for _, line in t.take()))
@@ -998,7 +994,7 @@ def protocol_cpu(bare, tables=HALL_TABLES):
         desk.cmd_start_round(1)
         desk.flush()
         desk_s = time.process_time() - cpu_s
-        down = [(json.loads(line)["tbl"], line) for line in link.to_tables]   # the broker's
+        down = [(_addressee(line), line) for line in link.to_tables]   # the broker's work
         cpu_s = time.process_time()
         for tbl, line in down:
             sessions[tbl].feed(line, 2000)
@@ -1016,7 +1012,8 @@ def protocol_cpu(bare, tables=HALL_TABLES):
             raise BenchError("a round start in memory: %d commands, %d states, %d tables took "
                              "it, desk drops %r" % (len(down), len(up), took, desk.drops))
     finally:
-        store.close()
+        if room is not None:
+            room.store.close()
         shutil.rmtree(d, ignore_errors=True)
     cores = os.cpu_count() or 1
     cpu_ms = (desk_s + tables_s) * 1000

@@ -72,8 +72,9 @@ class Clock:
 
     The app: when next_exchange_in_ms(now) is 0, sends sync{t1=now} and calls sent(t1),
     t1 read again once the request is built, as it is written (its building is no part of
-    the leg out); on the desk's reply calls sample(t1, t2, t3, now). desk_now_ms(local) is then desk time
-    (None before FIRST exchanges); age_ms and error_ms say how much to trust it.
+    the leg out); on the desk's reply calls sample(t1, t2, t3, now). desk_now_ms(local) is
+    then desk time (None before FIRST exchanges); age_ms and error_ms say how much to trust
+    it.
     `drift_ppm`: the drift (desk - local slope, ppm) kept from an earlier boot, or None."""
 
     def __init__(self, budget_ms=SERIAL_BUDGET_MS, jump_ms=None, drift_ppm=None):
