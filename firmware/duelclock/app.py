@@ -124,11 +124,12 @@ class Table:
             return _FLASH_MS - now % _FLASH_MS, windows
         if t is None:
             return _FRAME_MS - now % _FRAME_MS, windows
-        # left's second: at t = k s + 1
-        wait = (_FRAME_MS + 1 - t % _FRAME_MS) % _FRAME_MS or _FRAME_MS
+        # left's second: at match time k s + 1 (paused: only a key or the desk changes it)
         m = ui.match
+        mt = m.match_ms(t) if m is not None else t
+        wait = (_FRAME_MS + 1 - mt % _FRAME_MS) % _FRAME_MS or _FRAME_MS
         if m is not None and m.in_duel:                     # the turn clock's own seconds
-            wait = min(wait, _FRAME_MS - (t - m.turn_start_ms) % _FRAME_MS)
+            wait = min(wait, _FRAME_MS - m.turn_ms(t) % _FRAME_MS)
         return wait, windows
 
     def _draw(self, renderer, present):
@@ -164,16 +165,9 @@ class Table:
         return roles == ["head"]
 
     def key(self, intent):
-        now = self.local_ms()
-        self.ui.at(now)
-        t = self.session.round_ms(now)
-        if t is None and self.ui.match is not None:
-            self.ui.say(self.ui.text("no_sync"))
-            return
-        self.ui.key(intent, t if t is not None else 0)
+        self.session.key(intent, self.local_ms())
         self._store_lock()
         self.poked = True
-        self.session.state_check_at = 0                 # a judge called, a PIN locked out
 
 
 # --- tasks -------------------------------------------------------------------------------

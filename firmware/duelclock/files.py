@@ -1,5 +1,5 @@
-# The table's small state files beside the journal (boot counter, seen seq, PIN lock, drift):
-# a few numbers as text each, read at boot and written when they change. I/O at the edge;
+# The table's small state files beside the journal (boot counter, seen seq, PIN lock, drift,
+# and the settings: language, judge call, as JSON): a few numbers as text each, read at boot and written when they change. I/O at the edge;
 # losing one costs only that state, never the table. core/session.py reaches "seen" and
 # "drift" through read/write; the app the others. Apart from journal.py, which stays the
 # match record alone (what a replay or the match bench loads).
@@ -17,6 +17,14 @@ class Files:
         try:
             with open(self.dir + name) as f:
                 return [number(x) for x in f.read().split()]
+        except (OSError, ValueError):
+            return None
+
+    def text(self, name):
+        """The file's text, or None where it is absent or unreadable."""
+        try:
+            with open(self.dir + name) as f:
+                return f.read()
         except (OSError, ValueError):
             return None
 

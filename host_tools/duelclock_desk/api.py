@@ -8,9 +8,9 @@ A local HTTP JSON API (aiohttp) serves the CLI and the dashboard (dashboard.py: 
   GET  /api/status            everything status shows
   GET  /api/tables/<n>        one table: state, result, penalties, stored events
   POST /api/round/start       {round, kind, tables, at, limit_s, cap_s, extra_turns,
-                               seating, rules, lang, pairings: [[tbl, A, B], ...]}
+                               seating, rules, lang, judge_extend, pairings: [[tbl, A, B], ...]}
   POST /api/pause, /api/resume {tables, at_ms}      POST /api/extend {table, ms}
-  POST /api/rules {name, settings, tables}          POST /api/collect {round}
+  POST /api/collect {round}
   POST /api/carry {id, confirm}   the head judge's call on a carried penalty (KR)
   GET  /api/results.csv?round=N
   GET  /api/events            server-sent events: "table" and "link" changes, "audit" after
@@ -224,11 +224,11 @@ def make_app(svc):
 # path, Desk command, the JSON keys it takes
 POSTS = (
     ("/api/round/start", "start_round", ("round", "kind", "tables", "at", "limit_s", "cap_s",
-                                         "extra_turns", "seating", "rules", "lang", "pairings")),
+                                         "extra_turns", "seating", "rules", "lang", "pairings",
+                                         "judge_extend")),
     ("/api/pause", "pause", ("tables", "at_ms")),
     ("/api/resume", "resume", ("tables", "at_ms")),
     ("/api/extend", "extend", ("table", "ms")),
-    ("/api/rules", "rules", ("name", "settings", "tables")),
     ("/api/collect", "collect", ("round",)),
     ("/api/import", "import", ("table", "round", "events")),
     ("/api/carry", "carry", ("id", "confirm")),

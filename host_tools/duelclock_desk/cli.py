@@ -104,7 +104,9 @@ def _args_round(p):
     p.add_argument("--cap", type=client.duration_s, default=1800, help="30m (default)")
     p.add_argument("--extra-turns", type=int, default=1)
     p.add_argument("--seating", action="store_true", help="players check in (tardiness)")
-    p.add_argument("--rules", choices=("ID", "KR"), help="penalty guideline to push")
+    p.add_argument("--rules", choices=("ID", "KR"), help="penalty guideline in force")
+    p.add_argument("--judge-extend", action="store_true",
+                   help="the head judge may extend a table's time at the table")
     p.add_argument("--lang", choices=("en", "ko", "id"), help="the tables' language")
     p.add_argument("--pairings", type=client.pairings, default=[], metavar="CSV",
                    help="table,player_a,player_b per line")
@@ -115,7 +117,7 @@ def do_round(a):
     out = client.api(a, "/api/round/start", {
         "round": a.round, "kind": a.kind, "tables": a.tables, "at": a.at, "limit_s": a.limit,
         "cap_s": a.cap, "extra_turns": a.extra_turns, "seating": a.seating, "rules": a.rules,
-        "lang": a.lang, "pairings": a.pairings})
+        "lang": a.lang, "pairings": a.pairings, "judge_extend": a.judge_extend})
     print("round %d starts at desk time %s on %s" % (
         out["round"], client.clock(out["start_ms"]),
         "all tables" if out["tables"] is None else "%d tables" % len(out["tables"])))

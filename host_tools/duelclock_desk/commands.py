@@ -1,4 +1,4 @@
-"""The judges' commands (start_round, pause, resume, extend, rules, collect, import, carry)
+"""The judges' commands (start_round, pause, resume, extend, collect, import, carry)
 and the round's commands they leave for the tables. A mixin of Desk (desk.py), which holds
 the state it names.
 
@@ -62,8 +62,8 @@ class Commands:
     send_lines(), _build() and verify() (protocol.py)."""
 
     def run(self, who, name, args):
-        """Carry out command `name` (start_round, pause, resume, extend, rules, collect,
-        import, carry) with keyword `args`, audited; its result, or CommandError (audited as
+        """Carry out command `name` (start_round, pause, resume, extend, collect, import,
+        carry) with keyword `args`, audited; its result, or CommandError (audited as
         refused)."""
         try:
             out = getattr(self, "cmd_" + name)(**args)
@@ -78,9 +78,11 @@ class Commands:
 
     def cmd_start_round(self, round, kind="swiss", tables=None, at=None, limit_s=2700,
                         cap_s=1800, extra_turns=1, seating=False, rules=None, lang=None,
-                        pairings=()):
+                        pairings=(), judge_extend=False):
         """Start round `round` on `tables` (None: all) at `at` (parse_at; None: now).
-        The same round again takes more tables (a late one); a lower round is refused."""
+        The same round again takes more tables (a late one); a lower round is refused.
+        judge_extend: the organiser lets the head judge extend a table's time at the table
+        (each table journals it in its round_start)."""
         cur = self.round
         if type(round) is not int or round < 1:
             raise CommandError("the round is a number from 1")
@@ -90,6 +92,8 @@ class Commands:
             raise CommandError("kind is swiss or elimination")
         if rules is not None and rules not in RULE_SETS:
             raise CommandError("rules are one of %s" % ", ".join(RULE_SETS))
+        if type(judge_extend) is not bool:
+            raise CommandError("judge_extend is true or false")
         pairs = _check_pairings(pairings)
         tables = _check_tables(tables)
         start_ms = parse_at(at, self.now_ms(), self.event["epoch_unix_ms"])
@@ -97,6 +101,8 @@ class Commands:
                   "cap_s": cap_s, "extra_turns": extra_turns, "seating": seating}
         if rules:
             fields["rules"] = rules          # the table writes it into its round_start
+        if judge_extend:
+            fields["judge_extend"] = True    # so is this
         _valid("round", dict(fields, lang=lang) if lang else fields)
         if cur is None or round > cur["round"]:
             self.store.new_round(dict(fields, rules=rules, lang=lang, tables=tables))
@@ -108,10 +114,6 @@ class Commands:
         self.store.set_pairings(round, pairs)
         self.round = self.store.current_round()
         self._send_carries(round, pairs)
-        if rules:
-            self._cmd("rules", {"name": rules, "settings": {
-                "limit_s": limit_s, "cap_s": cap_s, "extra_turns": extra_turns,
-                "seating": seating}}, tables)
         self._cmd("round", fields, tables)
         return {"round": round, "start_ms": start_ms, "tables": tables}
 
@@ -168,14 +170,9 @@ class Commands:
             raise CommandError("table %s is not in round %d" % (table, r["round"]))
         if type(ms) is not int or not MIN_EXTEND_MS <= ms <= MAX_EXTEND_MS:
             raise CommandError("an extension is 1 s to 60 min")
-        self._cmd("extend", {"round": r["round"], "ms": ms}, tbl=table)
-        return {"table": table, "ms": ms}
-
-    def cmd_rules(self, name, settings, tables=None):
-        self._running()
-        _valid("rules", {"name": name, "settings": settings})
-        self._cmd("rules", {"name": name, "settings": settings}, _check_tables(tables))
-        return {"name": name}
+        at = self.now_ms()
+        self._cmd("extend", {"round": r["round"], "ms": ms, "at_ms": at}, tbl=table)
+        return {"table": table, "ms": ms, "at_ms": at}
 
     def cmd_collect(self, round=None):
         """Check every result of the round again (replay, penalties, ack); what is there."""

@@ -43,6 +43,8 @@ def describe(row):
             return "SUDDEN DEATH"
         if row[2] == "extend":
             return "TIME EXTENDED +" + clock(row[3])
+        if row[2] == "pause":
+            return "PAUSED %s-%s" % (clock(row[1]), "" if row[3] is None else clock(row[3]))
         return "30:00 PAST TIME: MATCH OVER"
     if k == "seated":
         return "%s seated" % row[2]

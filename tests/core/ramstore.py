@@ -67,5 +67,8 @@ class MemFiles:
         except (KeyError, ValueError):
             return None
 
+    def text(self, name):
+        return self.texts.get(name)
+
     def write(self, name, text):
         self.texts[name] = text

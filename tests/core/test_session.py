@@ -260,21 +260,25 @@ def test_a_failing_journal_confirms_nothing():
     assert s.ui.message[0].startswith("NOT SAVED")
 
 
-def test_commands_pause_resume_extend_rules():
+def test_pause_resume_extend_are_journalled_at_the_desks_instant():
     s, link = table()
     desk = Desk()
     now = synced(s, link, desk)
-    s.feed(desk.cmd("rules", {"name": "KR", "settings": {"extend_ok": True}}), now)
-    s.feed(desk.cmd("round", ROUND), now)
-    assert s.ui.extend_ok is True
+    s.feed(desk.cmd("round", dict(ROUND, judge_extend=True)), now)
+    assert s.ui.judge_extend is True
     at = 100000 + now                             # desk ms now
     s.feed(desk.cmd("pause", {"at_ms": at}), now)
+    s.feed(desk.cmd("pause", {"at_ms": at + 10}), now)          # sent again: no second pause
     s.feed(desk.cmd("resume", {"at_ms": at + 5000}), now + 5000)
-    s.feed(desk.cmd("extend", {"round": 2, "ms": 60000}), now + 5000)
-    s.feed(desk.cmd("extend", {"round": 1, "ms": 60000}), now + 5000)     # another round's
-    given = [ev["ms"] for ev in s.journal.current() if ev["ev"] == "extend"]
-    assert given == [5000, 60000]
-    assert s.ui.match.limit_ms == 2400000 + 65000
+    s.feed(desk.cmd("extend", {"round": 2, "ms": 60000, "at_ms": at + 6000}), now + 6000)
+    s.feed(desk.cmd("extend", {"round": 1, "ms": 60000}), now + 6000)     # another round's
+    got = [(ev["ev"], ev["t"], ev.get("ms")) for ev in s.journal.current()[1:]]
+    start = ROUND["start_ms"]
+    assert got == [("pause", at - start, None), ("resume", at + 5000 - start, None),
+                   ("extend", at + 6000 - start, 60000)]
+    m = s.ui.match
+    assert m.limit_ms == 2400000 + 60000 and m.paused_ms == 5000
+    assert m.remaining_ms(at + 6000 - start) == 2460000 - (at + 1000 - start)
 
 
 def test_an_extend_before_the_first_sync_is_given_not_lost():

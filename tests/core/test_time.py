@@ -343,6 +343,11 @@ def test_an_extension_moves_the_limit_until_time_is_called():
 def test_check_answers_without_changing_anything():
     m = new()
     ok(m, MIN, "duel_start", first="A")
-    assert m.check({"t": LIMIT, "ev": "lp", "A": -1}) == "the match is over"
+    # A transition due by the event's t (time, here) would change the answer: check does
+    # not play it out, it says so; once time has passed to t, it answers.
+    assert m.check({"t": LIMIT, "ev": "lp", "A": -1}) == "time has moved on since the last look"
     assert m.check({"t": 2 * MIN, "ev": "lp", "A": -1}) is None
+    assert m.check({"t": 2 * MIN, "ev": "undo"}) == "only the last LP entry of this turn can be taken back"
     assert v(m, "lp") == {"A": 8000, "B": 8000} and m.now_ms == MIN and m.notes[-1]["kind"] == "duel"
+    m.advance_to(LIMIT)
+    assert m.check({"t": LIMIT, "ev": "lp", "A": -1}) == "the match is over"

@@ -12,10 +12,11 @@ PINS = {"floor": pin_hash("1111", b"salt-7", 2), "head": pin_hash("2222", b"salt
 def _table(**start):
     saved = []
     ui = Ui(7, saved.append, pins=PINS)
-    ev = {"t": 0, "ev": "round_start", "round": 2, "kind": "swiss"}
+    ev = {"t": 0, "ev": "round_start", "round": 2, "kind": "swiss",
+          "names": {"A": "Kim", "B": "Budi"}}
     for k in start:
         ev[k] = start[k]
-    ui.start_round(ev, names=("Kim", "Budi"))
+    ui.start_round(ev)
     return ui, saved
 
 
@@ -125,13 +126,20 @@ def test_judge_pin_roles_and_lockout():
     assert s.title == "Floor judge" and s.lines[0] == "Penalty"
     _keys(ui, 2 * MIN + 1, "a", "b")                      # Penalty, player B
     assert ui.stack[-1].items[0][0] == "Deck size"
-    _keys(ui, 2 * MIN + 1, "a")                           # deck_size -> kinds, usual first
+    _keys(ui, 2 * MIN + 1, "a")                           # deck_size -> kinds, mildest first
     labels = [item[0] for item in ui.stack[-1].items]
-    assert labels[0] == "Duel loss *" and "Match loss" not in labels
-    _keys(ui, 2 * MIN + 1, "a")
+    assert labels == ["Caution", "Warning", "Duel loss *"]    # no match loss from a floor judge
+    assert build(ui, 2 * MIN + 1).cursor == 0             # a duel loss is never pre-selected
+    _keys(ui, 2 * MIN + 1, "down", "down", "a")           # the judge moves to it and picks it:
+    s = build(ui, 2 * MIN + 1)                            # shown, not yet recorded
+    assert s.mode == "confirm" and s.lines == ["Penalty B", "Deck size", "Duel loss"]
+    assert saved[-1]["ev"] == "duel_start" and ui.match.phase() == "duel"
+    _keys(ui, 2 * MIN + 1, "ok")
     assert saved[-1] == {"t": 2 * MIN + 1, "ev": "penalty", "p": "B", "kind": "duel_loss",
                          "code": "deck_size", "judge": "floor"}
     assert ui.match.phase() == "interval"
+    assert ui.match.penalties[-1]["kind"] == "duel_loss" and ui.match.duels[-1] == {
+        "winner": "A", "by": "penalty"}
 
 
 def test_head_judge_fixes_lp():
@@ -139,7 +147,12 @@ def test_head_judge_fixes_lp():
     _keys(ui, MIN, "a", "a", "menu", "down", "down", "down", "a", "2", "2", "2", "2", "ok")
     assert build(ui, MIN).title == "Head judge"
     _keys(ui, MIN, "down", "a", "a", "7", "5", "00", "ok")
+    s = build(ui, MIN)                                 # shown before it is recorded
+    assert s.mode == "confirm" and s.lines == ["LP fix A", "8000 > 7500"]
+    assert saved[-1]["ev"] == "duel_start"
+    _keys(ui, MIN, "ok")
     assert saved[-1] == {"t": MIN, "ev": "judge_fix", "p": "A", "lp": 7500}
+    assert ui.match.lp["A"] == 7500 and ui.stack[-1].mode == "home"
 
 
 def test_a_failed_save_confirms_nothing():
@@ -180,34 +193,60 @@ def test_languages():
     assert build(ui, 0).banner == "Siapa jalan dulu?"
 
 
-def test_pause_gives_the_time_back():
+def _desk(ui, t, ev, **keys):
+    ev = dict(keys, t=t, ev=ev)
+    return ui.organiser(ev)
+
+
+def test_a_desk_pause_stops_match_time_and_is_journalled():
     ui, saved = _table()
-    ui.pause(10 * MIN)
+    _keys(ui, MIN, "a", "a")
+    assert _desk(ui, 10 * MIN, "pause")
+    assert saved[-1] == {"t": 10 * MIN, "ev": "pause"}
     ui.tick(12 * MIN)
-    assert build(ui, 12 * MIN).banner == "PAUSED" and build(ui, 12 * MIN).clock == "35:00"
-    ui.resume(13 * MIN)
-    assert saved[-1] == {"t": 13 * MIN, "ev": "extend", "ms": 3 * MIN}
-    assert build(ui, 13 * MIN).clock == "35:00"
-    assert build(ui, 13 * MIN).message == "+3:00 from the desk"
+    s = build(ui, 12 * MIN)
+    assert (s.banner, s.clock, s.turn_clock) == ("PAUSED", "35:00", "9:00")
+    assert not _desk(ui, 12 * MIN, "pause")          # sent again: nothing more journalled
+    assert saved[-1]["ev"] == "pause"
+    assert _desk(ui, 13 * MIN, "resume")
+    assert saved[-1] == {"t": 13 * MIN, "ev": "resume"}
+    s = build(ui, 14 * MIN)
+    assert (s.banner, s.clock, s.turn_clock) == (None, "34:00", "10:00")
+    assert s.status == "T7 R2 no sync"               # no time was given: none is marked
+
+
+def test_a_pause_across_the_limit_leaves_the_time_it_had():
+    # Swiss duel 1, paused with 1:00 left, resumed 3 minutes later: play goes on with 1:00,
+    # not a double loss.
+    ui, saved = _table()
+    _keys(ui, MIN, "a", "a")
+    _desk(ui, 44 * MIN, "pause")
+    ui.tick(46 * MIN)
+    _desk(ui, 47 * MIN, "resume")
+    assert not ui.match.over and build(ui, 47 * MIN).clock == "1:00"
+    _keys(ui, 47 * MIN + 30000, "b", "8", "000", "ok")
+    assert saved[-1]["ev"] == "lp" and ui.match.duels == [{"winner": "A", "by": "lp"}]
+    ui.tick(48 * MIN)                                  # the limit, in match time
+    assert ui.match.over and ui.match.result == "double_loss"
 
 
 def test_time_the_desk_gives_is_said_for_a_few_seconds_and_marked_to_the_end():
     ui, saved = _table()
     assert build(ui, 10 * MIN).status == "T7 R2 no sync"
-    ui.given(10 * MIN, 3 * MIN)
+    _desk(ui, 10 * MIN, "extend", ms=3 * MIN)
     assert saved[-1] == {"t": 10 * MIN, "ev": "extend", "ms": 3 * MIN}
     s = build(ui, 10 * MIN + 5999)
     assert (s.message, s.status, s.clock) == ("+3:00 from the desk", "T7 R2 +3:00 no sync",
                                               "37:54")
     s = build(ui, 10 * MIN + 6000)              # the notice has gone, the mark stays
     assert (s.message, s.status) == (None, "T7 R2 +3:00 no sync")
-    ui.given(11 * MIN, 90000)
+    _desk(ui, 11 * MIN, "extend", ms=90000)
     assert build(ui, 11 * MIN).status == "T7 R2 +4:30 no sync"
     ui.lang = "ko"
-    ui.given(12 * MIN, MIN)
+    _desk(ui, 12 * MIN, "extend", ms=MIN)
     assert build(ui, 12 * MIN).message == "데스크 연장 +1:00"
     ui.lang = "id"
-    ui.given(12 * MIN, MIN)
+    _desk(ui, 12 * MIN, "extend", ms=MIN)
     assert build(ui, 12 * MIN).message == "+1:00 dari meja juri"
     ui.start_round({"t": 0, "ev": "round_start", "round": 3, "kind": "swiss"})
     assert build(ui, 0).status == "T7 R3 tanpa sinkron"     # a new round: no mark
@@ -217,9 +256,10 @@ def test_time_the_desk_gives_after_time_is_called_is_not_announced():
     ui, saved = _table(limit_s=600)
     _keys(ui, MIN, "a", "a")
     ui.tick(10 * MIN + 100)
-    ui.given(11 * MIN, 3 * MIN)
+    _desk(ui, 11 * MIN, "extend", ms=3 * MIN)
     s = build(ui, 11 * MIN)
     assert saved[-1]["ev"] != "extend" and s.message != "+3:00 from the desk"
+    assert s.message == "Refused: the match is over"     # J1 swiss: a double loss at 10:00
     assert s.status == "T7 R2 no sync"
 
 
@@ -321,7 +361,9 @@ def test_a_judge_gives_one_penalty_to_both_players():
     assert [item[0] for item in ui.stack[-1].items] == ["A", "B", "Both"]
     _keys(ui, MIN, "down", "down", "menu")                # Both (a, b pick A, B; menu: ok)
     assert build(ui, MIN).title == "Penalty Both"
-    _keys(ui, MIN, "a", "a")                              # deck_size, duel loss (usual)
+    _keys(ui, MIN, "a", "down", "down", "a")              # deck_size, duel loss (usual)
+    assert build(ui, MIN).lines == ["Penalty Both", "Deck size", "Duel loss"]
+    _keys(ui, MIN, "ok")
     assert saved[-1] == {"t": MIN, "ev": "penalty", "p": "both", "kind": "duel_loss",
                          "code": "deck_size", "judge": "floor"}
     assert ui.match.verdict()["duels"] == [{"winner": "none", "by": "penalty"}]
@@ -336,7 +378,7 @@ def test_the_judge_menu_stays_open_after_the_match():
     labels = [item[0] for item in ui.stack[-1].items]
     assert "Judge" in labels
     _keys(ui, 3 * MIN, str(labels.index("Judge") + 1), "2", "2", "2", "2", "ok", "a", "b")
-    _keys(ui, 3 * MIN, "a", "a")                          # deck_size, duel loss: carries on
+    _keys(ui, 3 * MIN, "a", "down", "down", "a", "ok")    # deck_size, duel loss: carries on
     assert saved[-1]["ev"] == "penalty" and saved[-1]["p"] == "B"
     assert ui.match.verdict()["penalties"] == [
         {"p": "B", "kind": "duel_loss", "code": "deck_size", "after_match": True}]
@@ -363,7 +405,7 @@ def test_a_penalty_carried_from_the_last_match_is_recorded_before_duel_1_once():
     ui, saved = _table()
     ui.carry(CARRIED, -30000)                  # the round message, before the round starts
     assert saved[-1] == {"t": -30000, "ev": "penalty", "p": "B", "kind": "duel_loss",
-                         "code": "deck_size", "judge": "head"}
+                         "code": "deck_size", "judge": "head", "carried": True}
     v = ui.match.verdict()
     assert v["duels"] == [{"winner": "A", "by": "penalty"}] and v["wins"] == {"A": 1, "B": 0}
     assert "after_match" not in v["penalties"][0]

@@ -148,8 +148,7 @@ def test_any_chunking_gives_the_same_messages():
 
 def test_every_message_type_round_trips():
     desk = {"round": ROUND, "pause": {"at_ms": 5}, "resume": {"at_ms": -5},
-            "extend": {"round": 2, "ms": 60000}, "ack": {"round": 2, "events": 40},
-            "rules": {"name": "KR", "settings": {"extra_turns": 1, "seating": True, "note": "x"}},
+            "extend": {"round": 2, "ms": 60000, "at_ms": 70000}, "ack": {"round": 2, "events": 40},
             "sync": {"t1": 1, "t2": 2, "t3": 3, "re": 7}}
     table = {"hello": {"board": "RPI_PICO_W", "fw": "0.1.0", "battery": 80}, "state": STATE,
              "record": {"round": 2, "first": 0, "total": 2, "events": [
@@ -321,7 +320,8 @@ def test_malformed_messages_are_dropped_with_a_reason():
         (with_(ROUND, v=1, k="round", tbl=4, seq=1, lang="x" * 65), "field"),
         ({"v": 1, "k": "pause", "tbl": 0, "seq": 1, "at_ms": 1}, "field"),      # no "all tables"
         ({"v": 1, "k": "pause", "tbl": 4, "seq": 1, "at_ms": 1, "tables": [4]}, "field"),
-        ({"v": 1, "k": "rules", "tbl": 4, "seq": 1, "name": "KR", "settings": {"a": [1]}}, "field"),
+        ({"v": 1, "k": "rules", "tbl": 4, "seq": 1, "name": "KR", "settings": {}}, "type"),
+        (with_(ROUND, v=1, k="round", tbl=4, seq=1, judge_extend=1), "field"),
     )
     for msg, reason in cases:
         dec = Decoder(tk(4), tbl=4)

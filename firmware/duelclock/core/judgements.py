@@ -1,7 +1,9 @@
 # Time-based transitions of the rules engine (a mixin of match.Match): tardiness at 5:00
 # and 10:00 (KR penalty 5, ID Tardiness), time called at the limit (KR 2.C judgements 1-4),
 # double loss at limit + cap. Each fires at its own instant, before any event stamped at or
-# after it (Match.apply calls _advance). Pure.
+# after it (Match.apply calls _advance). Every deadline is match time (events.md, "Match
+# time"): while the match time is paused none is due, and at resume each still to come is
+# that much later in desk time. Pure.
 from .record import PLAYERS
 from .rules import (TARDY_DUEL_LOSS_MS, TARDY_MATCH_LOSS_MS, NEVER, TIME_TURN,
                                   other)
@@ -13,8 +15,8 @@ class TimeRules:
         return self.time_called or len(self.duels) >= 3
 
     def next_deadline_ms(self):
-        """Desk time of the next time-based transition (NEVER if none)."""
-        if self.over:
+        """Desk time of the next time-based transition (NEVER if none, or while paused)."""
+        if self.over or self.paused_at is not None:
             return NEVER
         at = self.limit_ms + self.cap_ms
         if not self.time_called:
@@ -24,7 +26,7 @@ class TimeRules:
                 due = TARDY_DUEL_LOSS_MS if self.tardy[p] < 2 else TARDY_MATCH_LOSS_MS
                 if due < at:
                     at = due
-        return at
+        return at + self.paused_ms
 
     def _advance(self, t):
         while True:
@@ -34,8 +36,10 @@ class TimeRules:
             self._fire(at)
 
     def _fire(self, at):
+        # `at` is desk time; the deadline it stands for is match time.
+        due = at - self.paused_ms
         late = [p for p in PLAYERS if not self.seated[p] and not self.excused[p]]
-        if late and at == TARDY_DUEL_LOSS_MS and self.tardy[late[0]] < 2:
+        if late and due == TARDY_DUEL_LOSS_MS and self.tardy[late[0]] < 2:
             for p in late:
                 self.tardy[p] = 2
                 self._add_penalty(at, p, "duel_loss", "tardiness", True)
@@ -44,7 +48,7 @@ class TimeRules:
             else:
                 self._duel_over(at, other(late[0]), "penalty")
             return
-        if late and at == TARDY_MATCH_LOSS_MS:
+        if late and due == TARDY_MATCH_LOSS_MS:
             for p in late:
                 self.tardy[p] = 3
                 self._add_penalty(at, p, "match_loss", "tardiness", True)

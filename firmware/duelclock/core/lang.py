@@ -57,6 +57,7 @@ new_lp|New LP for %s|%s 새 라이프|LP baru %s
 which_player|Which player?|어느 플레이어?|Pemain mana?
 both|Both|둘 다|Keduanya
 kind|Penalty kind|벌칙 종류|Jenis penalti
+judge_ok|Record? OK / Back|기록할까요? OK/뒤로|Catat? OK/Kembali
 not_saved|NOT SAVED: %s|저장 실패: %s|TIDAK TERSIMPAN: %s
 sync|sync %s|동기 %s|sinkron %s
 no_sync|no sync|동기 없음|tanpa sinkron

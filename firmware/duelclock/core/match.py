@@ -24,8 +24,15 @@
 #   any phase --2 wins | match_loss/dq | time (J1/J2 swiss) | cap--> over
 #   over --penalty--> over   (recorded with after_match; it changes nothing else)
 #
+# Match time, beside the phases (events.md "Match time"; the organiser's, not play):
+#
+#   running --pause--> paused --resume--> running     (extend: the limit moves; not once
+#                                                      time has been called)
+#
+#   While paused no time-based transition fires; other events apply as usual.
+#
 # Time-based transitions (tardiness at 5:00/10:00, time at limit, double loss at
-# limit + cap) fire at their own instant, before any event stamped at or after it;
+# limit + cap, all in match time) fire at their own instant, before any event stamped at or after it;
 # several due at one instant fire in that order: tardiness, time called, the cap.
 from .record import PLAYERS
 from .rules import START_LP, NORMAL, SUDDEN, other, ab
@@ -34,14 +41,6 @@ from .handlers import EventRules
 
 
 class Match(TimeRules, EventRules):
-    # Every attribute that an event may change. A snapshot copies these (containers
-    # shallow-copied, their items are never mutated in place) so `check` can answer
-    # and then put the match back as it was, time transitions included.
-    _STATE = ("now_ms", "limit_ms", "over", "result", "time_called", "decide_first_win",
-              "in_duel", "is_extra", "dstate", "extra_left", "lp", "first", "turn",
-              "turn_start_ms", "lp_changed", "undo_to", "wins", "duels", "penalties",
-              "seated", "tardy", "excused")
-
     def __init__(self, start, on_note=None):
         """`start` is a checked round_start event (record.check_event). `on_note(note)`
         receives what the written record shows, only for applied events (_note)."""
@@ -56,6 +55,9 @@ class Match(TimeRules, EventRules):
         self.rules = start.get("rules", "ID")
         self.on_note = on_note
         self.now_ms = None
+        # Match time (events.md): desk time since the round start less the time paused.
+        self.paused_at = None           # desk ms the match time stopped at, or None
+        self.paused_ms = 0              # desk ms spent paused before paused_at
         self.over = False
         self.result = None
         self.time_called = False
@@ -67,7 +69,7 @@ class Match(TimeRules, EventRules):
         self.lp = ab(START_LP, START_LP)
         self.first = None
         self.turn = 0
-        self.turn_start_ms = 0
+        self.turn_start_ms = 0          # match time the current turn began at
         self.lp_changed = False         # any LP change in the current turn (sudden death)
         self.undo_to = None             # (lp before the last lp entry, lp_changed before)
         self.wins = ab(0, 0)
@@ -84,31 +86,48 @@ class Match(TimeRules, EventRules):
         Either way (unless `t` is out of order) the clock moves to `t` and the time-based
         transitions due by then fire: a refused event is a tick. Handlers validate before
         they change anything, so a refused event leaves no trace of its own."""
+        return self._take(ev, True)
+
+    def check(self, ev):
+        """Would `ev` be applied now? The reason it would not, or None. Changes nothing: the
+        board asks first, journals the event, and only then applies it. The match must
+        have been brought to `ev`'s time first (advance_to): a transition still due by
+        then would change the answer, so that is a refusal here."""
+        return self._take(ev, False)
+
+    def _take(self, ev, do):
         t = ev["t"]
         if self.now_ms is not None and t < self.now_ms:
             return "out of time order"
-        self._advance(t)
-        self.now_ms = t
+        if do:
+            self._advance(t)
+            self.now_ms = t
+        elif self.next_deadline_ms() <= t:
+            return "time has moved on since the last look"
         name = ev["ev"]
         if self.over and name != "tick" and name != "penalty":
             return "the match is over"
-        return getattr(self, "_ev_" + name)(ev, t)
-
-    def check(self, ev):
-        """Would `ev` be applied? The reason it would not, or None. Changes nothing: the
-        board asks first, journals the event, and only then applies it."""
-        saved, on_note = self._snapshot(), self.on_note
-        self.on_note = None
-        why = self.apply(ev)
-        self._restore(saved)
-        self.on_note = on_note
-        return why
+        return getattr(self, "_ev_" + name)(ev, t, do)
 
     def advance_to(self, t):
         """Let time pass to `t` without an event (a `tick`); False if t is in the past."""
         return self.apply({"t": t, "ev": "tick"}) is None
 
     # --- what the match looks like ------------------------------------------------
+
+    def match_ms(self, t):
+        """Match time at desk time `t` (not before the last event): what the rules measure."""
+        if self.paused_at is not None and t > self.paused_at:
+            t = self.paused_at
+        return t - self.paused_ms
+
+    def remaining_ms(self, t):
+        """Match time left before the limit at desk time `t` (negative once past it)."""
+        return self.limit_ms - self.match_ms(t)
+
+    def turn_ms(self, t):
+        """How long the current turn has run at desk time `t`, in match time."""
+        return self.match_ms(t) - self.turn_start_ms
 
     def phase(self):
         if self.over:
@@ -217,13 +236,16 @@ class Match(TimeRules, EventRules):
     #   lp            ev, lp                an LP entry: ev the lp event as applied (its A,
     #                                       B, by, cost), lp the LP after it
     #   undo          lp                    the last entry taken back: lp as before it
-    #   turn_end      turn_ms               a turn ends (turn: the one ending; turn_ms: its length)
+    #   turn_end      turn_ms               a turn ends (turn: the one ending; turn_ms: its
+    #                                       length in match time)
     #   fix           p, before, after      a judge sets p's LP from before to after
     #   extra_turn    no, total             extra turn `no` of `total` begins
     #   time                                time is called
     #   sudden_death                        sudden death begins
     #   cap                                 the cap is reached
     #   extend        ms                    the limit moves by ms
+    #   pause                               the match time stops
+    #   resume        since                 it runs again (since: the pause's desk ms)
     #   penalty       pen                   a penalty, as `penalties` lists it
     #   void          pen                   an automatic penalty voided (the one removed)
     #   duel_over     winner, by            a duel ends (winner A B draw none; by as in the
@@ -237,21 +259,6 @@ class Match(TimeRules, EventRules):
             note["turn"] = self.turn
             note["turn_player"] = self.turn_player()
             self.on_note(note)
-
-    # --- snapshot for rollback -------------------------------------------------------
-
-    def _snapshot(self):
-        out = []
-        for k in self._STATE:
-            v = getattr(self, k)
-            if type(v) is dict:
-                v = dict(v)
-            out.append(v)
-        return out
-
-    def _restore(self, saved):
-        for i in range(len(self._STATE)):
-            setattr(self, self._STATE[i], saved[i])
 
     # --- verdict -----------------------------------------------------------------------
 

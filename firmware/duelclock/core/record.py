@@ -156,8 +156,8 @@ def _judge_void(ev):
 
 def _extend(ev):
     v = ev.get("ms")
-    if not _is_int(v) or v < 1000 or v > 3600000:
-        return "'ms' must be an integer from 1000 to 3600000"
+    if not _is_int(v) or v < 1 or v > MAX_T_MS:
+        return "'ms' must be a positive integer"
     return None
 
 
@@ -176,6 +176,10 @@ def _round_start(ev):
         return "'seating' must be true or false"
     if ev.get("rules", "ID") not in RULE_SETS:
         return "'rules' must be ID or KR"
+    if "names" in ev:                       # the players, from the pairings: shown, not ruled
+        names = ev["names"]
+        if type(names) is not dict or _str(names, "A") or _str(names, "B"):
+            return "'names' must give A and B as non-empty strings"
     return None
 
 
@@ -194,7 +198,9 @@ CHECKS = {
     "judge_fix": _judge_fix,
     "judge_void": _judge_void,
     "tick": None,
-    "extend": _extend,        # not in events.md: a desk-signed time extension (docs/protocol.md)
+    "extend": _extend,
+    "pause": None,
+    "resume": None,
 }
 
 

@@ -14,9 +14,11 @@
 #                  Surrender --> Pick player --> Both confirm --> surrender (or the rule's reason)
 #                  Judge --> Pin --(floor|head)--> Judge menu: Penalty | LP fix | Void | Extend
 #                                                  Penalty --> A | B | Both --> code --> kind
+#                                                  each --> JudgeConfirm (shown) --ok--> event
 #
 # Nothing is recorded that nobody confirmed: events leave only from frames reached by an
-# explicit ok (or a player's own key). A menu item is (label, action, arg): picking it calls
+# explicit ok (or a player's own key). A judge's event is shown whole before its ok, and
+# nothing match-ending is ever under the cursor first (penalty kinds list mildest first). A menu item is (label, action, arg): picking it calls
 # action(ui, arg), a plain function of this module.
 from . import catalogue
 from .lang import LANGS
@@ -201,6 +203,26 @@ class Confirm:
                    for p in self.need]
 
 
+class JudgeConfirm:
+    """A judge's event shown before it is recorded (`lines` say what it does): ok, or menu
+    on boards without an ok key, records it and goes home; back or b cancels."""
+    mode = "confirm"
+
+    def __init__(self, ev, lines):
+        self.ev = ev
+        self.lines = lines
+
+    def key(self, ui, k):
+        if k in ("ok", "menu"):
+            _record_home(ui, self.ev)
+        elif k in ("back", "b"):
+            ui.pop()
+
+    def show(self, ui, s, m):
+        s.title = ui.text("judge_ok")
+        s.lines = self.lines
+
+
 class Record:
     """The written-style sheet of the current duel, scrollable."""
     mode = "record"
@@ -379,7 +401,7 @@ def _judge_menu(ui, role):
     if ui.match is not None and ui.match.in_duel:
         items.append((ui.text("lp_fix"), _pick_player, (_fix_for, role, False)))
     items.append((ui.text("void"), _pick_player, (_void, role, False)))
-    if ui.extend_ok and role == "head":
+    if ui.judge_extend and role == "head":
         items.append((ui.text("extend"), _push_made, _minutes))
     items.append((ui.text("back"), _home, None))
     ui.push(Menu(items, ui.text("head_judge" if role == "head" else "floor_judge")))
@@ -408,17 +430,25 @@ def _pick_code(ui, who):
 
 def _pick_kind(ui, what):
     # The kinds the engine would take from this judge now (Match.check: under ID a floor
-    # judge gives no match loss or DQ), the guideline's first, marked *.
+    # judge gives no match loss or DQ), mildest first, the guideline's marked *. The cursor
+    # starts on the mildest: the judge moves to a duel loss, it is never pre-selected.
     role, p, code = what
     m = ui.match
     usual = catalogue.guideline(code, _rules(ui)) or ()
     items = []
-    for kind in list(usual) + [k for k in catalogue.KINDS if k not in usual]:
+    for kind in catalogue.KINDS:
         ev = {"ev": "penalty", "p": p, "kind": kind, "code": code, "judge": role}
         if m is None or m.check(dict(ev, t=ui.now_ms)) is None:
             label = catalogue.kind_name(kind, ui.lang) + (" *" if kind in usual else "")
-            items.append((label, _record_home, ev))
+            items.append((label, _confirm, (ev, [
+                ui.text("penalty") + " " + (ui.text("both") if p == "both" else p),
+                catalogue.name(code, ui.lang), catalogue.kind_name(kind, ui.lang)])))
     ui.push(Menu(items, ui.text("kind")))
+
+
+def _confirm(ui, what):
+    ev, lines = what
+    ui.push(JudgeConfirm(ev, lines))
 
 
 def _fix_for(ui, who):
@@ -427,11 +457,13 @@ def _fix_for(ui, who):
 
 
 def _fix(ui, value, p):
-    _record_home(ui, {"ev": "judge_fix", "p": p, "lp": value})
+    _confirm(ui, ({"ev": "judge_fix", "p": p, "lp": value},
+                  [ui.text("lp_fix") + " " + p, "%d > %d" % (ui.match.lp[p], value)]))
 
 
 def _void(ui, who):
-    _record_home(ui, {"ev": "judge_void", "p": who[1], "code": "tardiness"})
+    _confirm(ui, ({"ev": "judge_void", "p": who[1], "code": "tardiness"},
+                  [ui.text("void") + " " + who[1]]))
 
 
 def _minutes(ui):
@@ -440,4 +472,5 @@ def _minutes(ui):
 
 def _extend(ui, minutes, _):
     if minutes:
-        _record_home(ui, {"ev": "extend", "ms": minutes * 60000})
+        _confirm(ui, ({"ev": "extend", "ms": minutes * 60000},
+                      [ui.text("extend"), "+%d:00" % minutes]))

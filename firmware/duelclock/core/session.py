@@ -35,8 +35,9 @@
 #   journal  start_match(round_start) -> id, append(ev): raise JournalFull (core/record.py)
 #            when the flash is full, another OSError when it fails; export(id) -> the
 #            match's JSON lines; mark_collected(id); recover(on_line) -> .match_id, .dropped
-#   files    read(name, number) -> [numbers] or None; write(name, text), never raising:
-#            "seen" (the desk's last command seq) and "drift" (the settled ppm, once a boot)
+#   files    read(name, number) -> [numbers] or None; text(name) -> str or None;
+#            write(name, text), never raising: "seen" (the desk's last command seq), "drift"
+#            (the settled ppm, once a boot) and "settings" (below)
 #   send     send(line, kind) -> True once the link took it; kind "state" (latest wins),
 #            "report" (delivered) or "sync" (worth nothing late: the clock asks again)
 #   ticks    ticks() -> (local_ms, sub_us or None), now: read once a sync request is built,
@@ -82,6 +83,8 @@ class Session:
         self.clock = Clock(budget_ms, drift_ppm=drift[0] if drift else None)
         self.drift_saved = False      # this boot's drift is on flash (one write a boot)
         self.ui = Ui(tbl, self.save, pins, lang)
+        self.settings = {}            # what the table shows that is no match event
+        self._load_settings()
         self.match_id = None
         self.start_ms = None          # desk time the current round started
         self.total = 0                # events in the current match (journal + unsaved)
@@ -113,6 +116,48 @@ class Session:
                 self.start_ms = ev.get("start_ms")
             self.ui.restore(ev)
             self.total += 1
+
+    # --- settings: what the players see that is not the match's (its journal holds that) ---
+    #
+    # One small JSON file: {"lang": the screen's language (the desk's or a player's pick),
+    # "judge": a player called a judge (cleared by a judge's PIN)}. Written when it changes.
+
+    def _load_settings(self):
+        text = self.files.text("settings")
+        try:
+            got = json.loads(text) if text else {}
+        except ValueError:
+            got = {}
+        if type(got) is dict:
+            self.settings = got
+        self.ui.set_lang(self.settings.get("lang"))
+        self.ui.judge_called = self.settings.get("judge") is True
+
+    def set_setting(self, key, value):
+        if key == "lang":
+            self.ui.set_lang(value)
+            value = self.ui.lang
+        if self.settings.get(key) != value:
+            self.settings[key] = value
+            self.files.write("settings", json.dumps(self.settings))
+
+    def key(self, intent, local_ms):
+        """A key intent at local ms (the board's clock), to the Ui at desk time: the one way
+        keys reach the table's state. What it changed that must outlive a power cut is
+        written; the state goes to the desk at once. Before the first sync after a boot
+        the match takes no key (no desk time to stamp it with)."""
+        ui = self.ui
+        ui.at(local_ms)
+        t = self.round_ms(local_ms)
+        if t is None and ui.match is not None:
+            ui.say(ui.text("no_sync"))
+            return
+        lang = ui.lang
+        ui.key(intent, t if t is not None else 0)
+        if ui.lang != lang:
+            self.set_setting("lang", ui.lang)
+        self.set_setting("judge", ui.judge_called)
+        self.state_check_at = 0                 # a judge called, a PIN locked out
 
     def round_ms(self, local_ms):
         """Desk ms since the round started, or None (no sync yet, or no round)."""
@@ -197,46 +242,49 @@ class Session:
     def _cmd_round(self, msg, local_ms):
         ui = self.ui
         m = ui.match
-        names = msg.get("names")
+        if msg.get("lang"):
+            self.set_setting("lang", msg["lang"])
         if m is None or m.round_no != msg["round"] or self.start_ms != msg["start_ms"]:
             ev = {"t": 0, "ev": "round_start", "round": msg["round"], "kind": msg["kind"],
                   "limit_s": msg["limit_s"], "cap_s": msg["cap_s"],
                   "extra_turns": msg["extra_turns"], "seating": msg["seating"],
                   "rules": msg.get("rules", "ID"), "start_ms": msg["start_ms"]}
+            for key in ("names", "judge_extend"):     # the journal keeps them: shown after a reboot
+                if key in msg:
+                    ev[key] = msg[key]
             self.start_ms = msg["start_ms"]
             try:
-                ui.start_round(ev, (names["A"], names["B"]) if names else None, msg.get("lang"),
-                               ui.extend_ok)
+                ui.start_round(ev)
             except OSError as e:
                 ui.say(tr("not_saved", ui.lang, str(e)))
-        else:
-            if names:
-                ui.names = (names["A"], names["B"])
-            if msg.get("lang"):
-                ui.lang = msg["lang"]
         for pen in msg.get("pens", ()):
             ui.carry(pen, self.round_ms(local_ms) or 0)
 
+    # The organiser's pause, resume and extension: journalled events of the match at the
+    # desk's instant (at_ms; an extension without one: now), so a reboot comes back with them.
+
     def _cmd_pause(self, msg, local_ms):
-        if self.start_ms is not None:
-            self.ui.pause(msg["at_ms"] - self.start_ms)
+        self._organiser({"ev": "pause"}, msg["at_ms"])
 
     def _cmd_resume(self, msg, local_ms):
-        if self.start_ms is not None:
-            self.ui.resume(msg["at_ms"] - self.start_ms)
+        self._organiser({"ev": "resume"}, msg["at_ms"])
 
     def _cmd_extend(self, msg, local_ms):
         m = self.ui.match
         if m is not None and m.round_no == msg["round"]:
-            # Never before the match's last event: with no desk time yet (the desk's re-push
-            # after a reboot comes before the first sync), or an estimate that stepped back,
-            # it would be refused as out of order, and the desk's extension lost.
-            t = self.round_ms(local_ms)
-            last = m.now_ms or 0
-            self.ui.given(last if t is None or t < last else t, msg["ms"])
+            at = msg.get("at_ms")
+            if at is None and self.start_ms is not None:
+                t = self.round_ms(local_ms)
+                at = None if t is None else self.start_ms + t
+            self._organiser({"ev": "extend", "ms": msg["ms"]}, at)
 
-    def _cmd_rules(self, msg, local_ms):
-        self.ui.extend_ok = msg["settings"].get("extend_ok") is True
+    def _organiser(self, ev, at_ms):
+        """`at_ms`: desk ms, or None (no desk time yet: at the match's last event)."""
+        m = self.ui.match
+        if m is None or self.start_ms is None:
+            return
+        ev["t"] = (m.now_ms or 0) if at_ms is None else at_ms - self.start_ms
+        self.ui.organiser(ev)       # its journal write failing is said on screen
 
     def _cmd_ack(self, msg, local_ms):
         m = self.ui.match

@@ -10,6 +10,8 @@
 #   ("turn", t, turn, turn_player, turn_ms)
 #   ("mark", t, what, k, n)        what: time | extra_turn (k of n) | sudden_death | cap
 #                                  | extend (k ms)
+#   ["mark", t, "pause", until, 0]  the match time paused at t, until the desk ms `until`
+#                                  (None while still paused: a list, the resume sets it)
 #   ("seated", t, p)
 #   ("penalty", t, p, kind, code, auto, escalated, after_match)
 #   ("void", t, p, kind, code)
@@ -47,6 +49,7 @@ class Sheet:
         self.sections = [Section(0, None, False, True)]
         self.open = False         # a duel is being played
         self.last_lp = None       # the LP row an undo would cross out
+        self.pause_row = None     # the pause row a resume closes
 
     def _add(self, row):
         sec = self.sections[-1]
@@ -92,6 +95,13 @@ class Sheet:
             self._add(("mark", t, kind, 0, 0))
         elif kind == "extend":
             self._add(("mark", t, "extend", n["ms"], 0))
+        elif kind == "pause":
+            self.pause_row = ["mark", t, "pause", None, 0]
+            self._add(self.pause_row)
+        elif kind == "resume":
+            if self.pause_row is not None:
+                self.pause_row[3] = t
+            self.pause_row = None
         elif kind == "seated":
             self._add(("seated", t, n["p"]))
         elif kind == "penalty":
@@ -132,8 +142,14 @@ def record_lines(sheet):
         elif k == "fix":
             _, t, turn, tp, p, before, after = row
             out.append("FIX %s %d>%d" % (p, before, after))
-        elif k == "mark":                   # TIME, EXTRA TURN, SUDDEN DEATH, CAP, +TIME
-            out.append("+TIME" if row[2] == "extend" else row[2].replace("_", " ").upper())
+        elif k == "mark":       # TIME, EXTRA TURN, SUDDEN DEATH, CAP, +5:00, PAUSE 44:00-47:00
+            what = row[2]
+            if what == "extend":
+                out.append("+" + clock(row[3]))
+            elif what == "pause":
+                out.append("PAUSE %s-%s" % (clock(row[1]), "" if row[3] is None else clock(row[3])))
+            else:
+                out.append(what.replace("_", " ").upper())
         elif k == "penalty":
             out.append("PEN %s %s" % (row[2], row[3]))
         elif k == "end":

@@ -1,6 +1,8 @@
 # The table's state, between the app and the screens: the match (once the desk started a
-# round) and its sheet, messages, alerts, the desk's pause, the judge PIN lockout, the
-# screen stack. Key intents in, match events out. Pure.
+# round) and its sheet, messages, alerts, the judge PIN lockout, the screen stack. Key
+# intents in, match events out. Pure. The match (its journal) holds everything the rules
+# see, the organiser's pause and extensions and the players' names included; the Session
+# keeps the rest that must outlive a power cut (language, judge call) in its settings.
 #
 # Boards map their buttons to intents (boards/<BOARD>/board.py KEYMAP); the app passes each
 # intent here with the table's desk-time estimate, and the top frame of the stack takes it
@@ -45,8 +47,7 @@ class Ui:
         self.alerts = []                # ("beep", n) / ("flash", ms): the app drains them
         self.last_key_ms = 0
         self.warned_5min = False
-        self.paused_at = None           # desk pause: when (desk ms), or None
-        self.extend_ok = False          # the organiser's rule set allows judge extensions
+        self.judge_extend = False       # the round lets the head judge extend at the table
         self.judge_called = False       # a player asked for a judge; a judge's PIN clears it
         # PIN lockouts run on board time (up_ms, kept by at()): round time stands still
         # before a round and starts again at each. The app keeps lock_state() on flash, so
@@ -63,18 +64,15 @@ class Ui:
         """The board's clock (ms since boot) reads up_ms: call it before keys and frames."""
         self.up_ms = up_ms
 
-    def start_round(self, start, names=None, lang=None, extend_ok=False):
-        """A round pushed by the desk: journal its round_start and begin."""
-        if names:
-            self.names = (names[0], names[1])
-        if lang in LANGS:
-            self.lang = lang
-        self.extend_ok = extend_ok
+    def start_round(self, start):
+        """A round pushed by the desk: journal its round_start (names in it) and begin."""
         self.save(start)
         self._begin(start)
 
     def restore(self, ev):
-        """Re-apply one journalled event on boot (no save, no alerts)."""
+        """Re-apply one journalled event on boot (no save, no alerts). What the players saw
+        of it stays on screen for as long as it would have: a carried penalty's banner,
+        the desk's extension."""
         if ev["ev"] == "round_start":
             self._begin(ev)
             return None
@@ -82,12 +80,17 @@ class Ui:
             return "no round"
         why = self.match.apply(ev)
         self.alerts = []
+        if why is None:
+            self._said(ev)
         return why
 
     def _begin(self, start):
         self.sheet = Sheet(start, keep=1, max_rows=_SHEET_ROWS)
         self.match = Match(start, self._on_note)
         self.limit0_ms = self.match.limit_ms        # the view marks what was given since
+        names = start.get("names")
+        self.names = (names["A"], names["B"]) if names else ("A", "B")
+        self.judge_extend = start.get("judge_extend") is True
         self.stack = [Home()]
         self.warned_5min = False
 
@@ -104,7 +107,7 @@ class Ui:
         """Let time pass: time-based rules fire, alerts are raised. Call it often."""
         self.now_ms = now_ms
         m = self.match
-        if m is None or self.paused_at is not None:
+        if m is None:
             return
         if m.now_ms is not None and now_ms < m.now_ms:
             return                      # the clock estimate stepped back: wait for it
@@ -117,7 +120,7 @@ class Ui:
                 self.save({"t": now_ms, "ev": "tick"})
             except Exception as e:
                 self.say(self.text("not_saved", str(e) or type(e).__name__))
-        left = m.limit_ms - now_ms
+        left = m.remaining_ms(now_ms)
         if not self.warned_5min and 0 < left <= LAST_MINUTES_MS and not m.over:
             self.warned_5min = True
             self.alert(2, 1500)
@@ -125,42 +128,55 @@ class Ui:
 
     def carry(self, pen, now_ms):
         """A penalty the desk carries from a player's last match ({p, kind, code}, protocol.md):
-        recorded now as the head judge's, unless the match is over or lists a penalty of that
-        player, kind and code already (a round sent again); shown for _CARRIED_MS."""
+        recorded now as the head judge's (marked carried), unless the match is over or lists
+        a penalty of that player, kind and code already (a round sent again); shown for
+        _CARRIED_MS."""
         m = self.match
         if m is None or m.over or (pen.get("p"), pen.get("kind"), pen.get("code")) in \
                 [(x["p"], x["kind"], x["code"]) for x in m.penalties]:
             return
-        ev = dict(pen, ev="penalty", judge="head")
+        ev = dict(pen, ev="penalty", judge="head", carried=True)
         ev["t"] = self.now_ms = max(now_ms, m.now_ms or now_ms)
         why = check_event(ev)
         if why:
             self.say(self.text("refused", why))
         elif self.record(ev):
-            self.say(self.text("carried", ev["p"], catalogue.kind_name(ev["kind"], self.lang)),
-                     _CARRIED_MS)
+            self._said(ev)
 
-    def pause(self, now_ms):
-        self.now_ms = now_ms
-        if self.paused_at is None:
-            self.paused_at = now_ms
+    def organiser(self, ev):
+        """The desk's pause, resume or extension, as the event at its instant (`t`; never
+        before the match's last event: the journal stays in time order). True once
+        journalled and applied. One the match refuses (a pause sent again, an extension
+        after time was called) changes nothing and is said only if it was an extension."""
+        m = self.match
+        if m is None:
+            return False
+        if m.now_ms is not None and ev["t"] < m.now_ms:
+            ev["t"] = m.now_ms
+        self.now_ms = max(self.now_ms, ev["t"])
+        self.tick(ev["t"])
+        if ev["ev"] != "extend" and m.check(ev) is not None:
+            return False
+        if self.record(ev):
+            self._said(ev)
+            return True
+        return False
 
-    def resume(self, now_ms):
-        """End a pause: the paused span is given back as an extension."""
-        self.now_ms = now_ms
-        if self.paused_at is None:
-            return
-        span = now_ms - self.paused_at
-        self.paused_at = None
-        if span >= 1000:
-            self.given(now_ms, span)
+    def _said(self, ev):
+        # What an event from the desk puts on screen, until its time is up (also after a
+        # reboot: the message runs on desk time from the event's t).
+        k = ev["ev"]
+        if k == "extend":
+            self.message = (self.text("given", clock(ev["ms"])), ev["t"] + _GIVEN_MS)
+        elif k == "penalty" and ev.get("carried") is True:
+            self.message = (self.text("carried", ev["p"],
+                                      catalogue.kind_name(ev["kind"], self.lang)),
+                            ev["t"] + _CARRIED_MS)
 
-    def given(self, now_ms, ms):
-        """The desk gave the table `ms` (an extension, a pause given back): recorded, and
-        said on screen for _GIVEN_MS ("+3:00 from the desk")."""
-        self.now_ms = now_ms
-        if self.record({"t": now_ms, "ev": "extend", "ms": ms}):
-            self.say(self.text("given", clock(ms)), _GIVEN_MS)
+    def set_lang(self, lang):
+        """The screen's language, if it is one the table speaks (lang.LANGS)."""
+        if lang in LANGS:
+            self.lang = lang
 
     # --- recording --------------------------------------------------------------------
 
@@ -174,6 +190,7 @@ class Ui:
         if self.match is None:
             self.say(self.text("waiting"))
             return False
+        self.tick(ev["t"])              # what is due by then fires first (and is journalled)
         why = self.match.check(ev)
         if why is not None:
             self.say(self.text("refused", why))

@@ -67,7 +67,7 @@ def build(ui, now_ms, sync_age_s=None, battery_pct=None, flash=False, idle_dim_m
     s.lp = (m.lp["A"], m.lp["B"])
     if m.in_duel:
         s.turn = ui.text("turn", m.turn, m.turn_player())
-        turn_ms = max(0, now_ms - m.turn_start_ms)
+        turn_ms = max(0, m.turn_ms(now_ms))
         s.turn_clock = clock(turn_ms)
         s.turn_long = turn_ms > LONG_TURN_MS
     frame.show(ui, s, m)
@@ -94,8 +94,7 @@ def _age(s):
 
 
 def _clock(s, ui, m, now_ms):
-    t = ui.paused_at if ui.paused_at is not None else now_ms
-    left = m.limit_ms - t
+    left = m.remaining_ms(now_ms)
     if m.over:
         s.clock_style = "over"
         s.clock = clock(max(0, left))
@@ -108,7 +107,7 @@ def _clock(s, ui, m, now_ms):
 
 
 def _banner(ui, m):
-    if ui.paused_at is not None:
+    if m.paused_at is not None and not m.over:
         return ui.text("paused")
     phase = m.phase()
     if phase == "over":

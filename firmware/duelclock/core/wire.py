@@ -73,10 +73,6 @@ def _flat(v, size):
     return True
 
 
-def _settings(v):
-    return _flat(v, 32)
-
-
 def _events(v):
     # Match-record events (shared/spec/events.md), flat; their rules are replay's business.
     if type(v) is not list or len(v) > 64:
@@ -95,11 +91,11 @@ _ab_str = _ab(_str)
 DESK_TYPES = {   # desk -> table
     "round": ((("round", _uint), ("kind", _str), ("start_ms", _int), ("limit_s", _uint),
                ("cap_s", _uint), ("extra_turns", _uint), ("seating", _bool)),
-              (("names", _ab_str), ("lang", _str), ("rules", _str), ("pens", _events))),
+              (("names", _ab_str), ("lang", _str), ("rules", _str), ("pens", _events),
+               ("judge_extend", _bool))),
     "pause": ((("at_ms", _int),), ()),
     "resume": ((("at_ms", _int),), ()),
-    "extend": ((("round", _uint), ("ms", _uint)), ()),
-    "rules": ((("name", _str), ("settings", _settings)), ()),
+    "extend": ((("round", _uint), ("ms", _uint)), (("at_ms", _int),)),
     "ack": ((("round", _uint), ("events", _uint)), ()),
     # the request's t1 echoed, the desk's receive and send ms, re: the request's seq; t2u and
     # t3u: the us past t2 and t3, when the request asked for them

@@ -463,6 +463,7 @@ function wireControls() {
       tables: parseTables($('#s-tables').value), at: $('#s-at').value.trim() || 'now',
       limit_s: parseDuration($('#s-limit').value), cap_s: parseDuration($('#s-cap').value),
       extra_turns: Number($('#s-extra').value), seating: $('#s-seating').checked,
+      judge_extend: $('#s-judge-extend').checked,
     };
     const ev = eventSettings();
     const rules = $('#s-rules').value || ev.rules;
@@ -470,7 +471,8 @@ function wireControls() {
     if (rules) body.rules = rules;
     if (tl) body.lang = tl;
     const extra = (rules ? ', ' + rules : '') + (tl ? ', ' + LANGS[tl] : '') +
-                  (body.seating ? t('c_seating') : '');
+                  (body.seating ? t('c_seating') : '') +
+                  (body.judge_extend ? t('c_judge_extend') : '');
     const q = t('c_start', body.round, t(body.kind), tablesText(body.tables), body.at,
                 clockText(body.limit_s * 1000), clockText(body.cap_s * 1000), body.extra_turns,
                 extra);
@@ -500,16 +502,6 @@ function wireControls() {
     {rules: evRules.value, lang: evLang.value}));
   evRules.addEventListener('change', saveEvent);
   evLang.addEventListener('change', saveEvent);
-  onForm('#f-event', async () => {
-    saveEvent();
-    const r = currentRound();
-    if (!r) throw new Error(t('no_running'));
-    if (!evRules.value) throw new Error(t('rules') + ': ' + t('none'));
-    const settings = {limit_s: r.limit_s, cap_s: r.cap_s, extra_turns: r.extra_turns,
-                      seating: r.seating};
-    await confirmed(t('c_rules', evRules.value, t('all_tables')), '/api/rules',
-                    {name: evRules.value, settings}, t('push_rules'));
-  });
 }
 
 function loadEventSettings() {
