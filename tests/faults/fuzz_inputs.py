@@ -28,7 +28,8 @@ def _pool():
             desk.build("resume", {"at_ms": 9000}, TBL),
             desk.build("extend", {"round": 3, "ms": 60000}, TBL),
             desk.build("extend", {"round": 3, "ms": 60000}, 9),
-            desk.build("rules", {"name": "KR", "settings": {"extend_ok": True, "n": 3}}, TBL),
+            desk.build("round", dict(rnd, judge_extend=True), TBL),
+            desk.build("extend", {"round": 3, "ms": 60000, "at_ms": 130000}, TBL),
             desk.build("ack", {"round": 3, "events": 12}, TBL),
             desk.build("sync", {"t1": 100, "t2": 200, "t3": 201, "re": 7}, TBL)]
     reports = []

@@ -186,7 +186,8 @@ class UiTarget:
                  "cap_s": rng.choice((0, 30, 1800)), "extra_turns": rng.choice((0, 1, 3)),
                  "rules": rng.choice(("ID", "KR"))}
         st["key"] = "desk"
-        ui.start_round(start, extend_ok=rng.random() < 0.5)
+        start["judge_extend"] = rng.random() < 0.5
+        ui.start_round(start)
         t = rng.choice((-60000, 0))
         for i in range(steps or rng.randint(1, 400)):
             t += rng.choice(STEPS_MS) if rng.random() < 0.97 else rng.choice((60000, 400000, -100000))
@@ -203,11 +204,10 @@ class UiTarget:
                 ui.tick(t)
             elif what < 0.92:
                 st["key"] = "desk"
-                (ui.pause if ui.paused_at is None else ui.resume)(t)
+                ui.organiser({"t": t, "ev": "pause" if ui.match.paused_at is None else "resume"})
             elif what < 0.95:
                 st["key"] = "desk"
-                ui.record({"t": max(t, ui.match.now_ms or t), "ev": "extend",
-                           "ms": rng.choice((1000, 60000, 3600000))})
+                ui.organiser({"t": t, "ev": "extend", "ms": rng.choice((1000, 60000, 3600000))})
             else:
                 st["fail"] = True
             if st["bad"]:

@@ -174,6 +174,8 @@ class SessionTable:
         with self._lock:
             ui = self.session.ui
             for ev in events:
+                if type(ev.get("t")) is int:
+                    ui.tick(ev["t"])            # time passes to the key, as on a board
                 why = check_event(ev) or ui.match.check(ev)
                 if why is None:
                     assert ui.record(ev), ui.message
@@ -221,7 +223,7 @@ class SessionTable:
 
     @property
     def extended_ms(self):
-        """Time the desk gave this match (extensions, pauses given back), as recorded."""
+        """Time the desk gave this match (its extensions), as recorded."""
         return sum(ev["ms"] for ev in self.record if ev["ev"] == "extend")
 
     def _last(self, k):
@@ -239,8 +241,9 @@ class SessionTable:
 
     @property
     def rules(self):
-        msg = self._last("rules")
-        return None if msg is None else msg["name"]
+        """The rule set the match runs under (its round_start's), or None before a round."""
+        m = self.match
+        return None if m is None else m.rules
 
     @property
     def acked(self):

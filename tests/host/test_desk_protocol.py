@@ -212,12 +212,16 @@ def test_a_rebooted_table_without_its_round_gets_it_again(tmp_path):
     r.tables[2] = new
     new.hello()
     r.run(200)
-    assert [m["k"] for m in new.taken] == ["rules", "round", "pause", "extend"]
+    assert [m["k"] for m in new.taken] == ["round", "pause", "extend"]
     assert new.round["names"] == {"A": "Ana", "B": "Bo"} and new.rules == "KR"
     assert all(m["seq"] > old.dec.last_seq(0) for m in new.taken)
     assert new.extended_ms == 60000
+    # Journalled at the desk's instants, not when the re-push came: the same match time.
+    assert [ev["ev"] for ev in new.record[1:]] == ["pause", "extend"]
+    assert new.match.paused_at is not None
+    assert new.record[1]["t"] == old.record[1]["t"] and new.record[2]["t"] == old.record[2]["t"]
     r.run(3 * REPUSH_MS)                          # it has the round now: nothing more
-    assert len(new.taken) == 4
+    assert len(new.taken) == 3
 
 
 def test_rounds_only_go_up_and_the_same_round_takes_a_late_table(tmp_path):
@@ -286,9 +290,8 @@ def test_a_refused_command_sends_nothing_and_uses_no_seq(tmp_path):
     r = room(tmp_path, n=1)
     start(r)
     seq, replies = r.desk.enc.seq, r.tables[1].sync_replies
-    too_long = {"k%02d" % i: "x" * 40 for i in range(30)}
-    for name, args in (("rules", {"name": "KR", "settings": too_long}),
-                       ("rules", {"name": "KR", "settings": {"a": 1.5}}),
+    for name, args in (("start_round", {"round": 1, "judge_extend": "yes"}),
+                       ("extend", {"table": 1, "ms": 1.5}),
                        ("pause", {"at_ms": "soon"}),
                        ("start_round", {"round": 2, "tables": [0]})):
         with pytest.raises(CommandError):

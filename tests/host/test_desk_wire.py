@@ -17,7 +17,8 @@ MESSAGES = [
     ("round", dict(ROUND, names={"A": "Kim Minjun", "B": "Ünal Çelik 김민준"}, lang="ko",
                    pens=[{"p": "A", "kind": "warning", "code": "slow_play"}])),
     ("round", dict(ROUND, names={"A": 'say "hi"\\', "B": "tab\there\nline\x01\x7f"})),
-    ("rules", {"name": "ID", "settings": {"extend_ok": True, "x": -1, "s": "a\u2028b"}}),
+    ("round", dict(ROUND, judge_extend=True)),
+    ("extend", {"round": 3, "ms": 60000, "at_ms": -1}),
     ("sync", {"t1": 1, "t2": 2, "t3": 3, "re": 4}),
     ("ack", {"round": 1, "events": 0}),
 ]
@@ -36,7 +37,7 @@ def test_the_same_line_as_wire_encoder(k, fields):
     ("round", dict(ROUND, names={"A": "x" * 65, "B": "y"}), 1),
     ("round", dict(ROUND, seq=3), 1),
     ("ack", {"round": 1, "events": 0}, None),            # the desk names the table
-    ("rules", {"name": "ID", "settings": {"s%d" % i: "x" * 60 for i in range(16)}}, 1),
+    ("round", dict(ROUND, pens=[{"p": "A", "kind": "warning", "code": "x" * 60}] * 16), 1),
 ])
 def test_refuses_what_wire_encoder_refuses_and_spends_no_seq(k, fields, tbl):
     ref, desk = Encoder(KEY, 7), DeskEncoder(KEY, 7)

@@ -50,12 +50,13 @@ STEPS = {
 # stays possible in both, so the rules get to refuse the ones that make no sense there.
 IN_DUEL_KINDS = (["lp"] * 10 + ["turn_end"] * 8 + ["undo"] * 2 + ["tick"] * 3 + ["malformed"] * 3
                  + ["surrender", "penalty", "duel_end", "judge_fix", "judge_void", "extend",
-                    "duel_start", "seated"])
+                    "duel_start", "seated", "pause", "resume"])
 OUT_OF_DUEL_KINDS = (["duel_start"] * 6 + ["tick"] * 3 + ["judge_void"] * 2 + ["malformed"] * 2
                      + ["seated", "penalty", "extend", "lp", "undo", "turn_end", "surrender", "duel_end",
-                        "judge_fix"])
+                        "judge_fix", "pause", "resume"])
 CHECK_IN_KINDS = (["seated"] * 4 + ["tick"] * 2
-                  + ["penalty", "judge_void", "extend", "duel_start", "malformed"])
+                  + ["penalty", "judge_void", "extend", "duel_start", "malformed", "pause",
+                     "resume"])
 TAIL_AFTER_OVER = 5     # events generated after the match is over
 
 
@@ -356,6 +357,8 @@ def test_check_predicts_apply_and_changes_nothing(lines):
         ev, _ = parse_line(line.encode("utf-8"))
         if ev is None:
             continue
+        if r.match.now_ms is None or ev["t"] >= r.match.now_ms:
+            r.match.advance_to(ev["t"])        # check's contract: time has passed to t first
         before = internals(r.match)
         why = r.match.check(ev)
         assert internals(r.match) == before, "check changed the match: " + line

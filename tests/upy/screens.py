@@ -1,4 +1,4 @@
-# The screens of issue 3, reached the way players reach them: a Ui driven by key intents
+# The table's screens, reached the way players reach them: a Ui driven by key intents
 # and ticks, then core.view.build. Shared by the framebuf goldens (under MicroPython,
 # tests/upy/test_render_fb.py) and the displayio goldens (CPython, tests/host/test_golden_dio.py).
 # Pure: core imports only, so both interpreters build the very same Screens.
@@ -14,10 +14,11 @@ SYNC_S = 4                      # the sync age every status line shows
 def table(lang="en", **start):
     pins = {"floor": pin_hash("1111", b"salt", 2), "head": pin_hash("2222", b"salt", 2)}
     ui = Ui(7, lambda ev: None, pins=pins, lang=lang)
-    ev = {"t": 0, "ev": "round_start", "round": 2, "kind": "swiss"}
+    ev = {"t": 0, "ev": "round_start", "round": 2, "kind": "swiss",
+          "names": {"A": "Kim", "B": "Budi"}}
     for k in start:
         ev[k] = start[k]
-    ui.start_round(ev, names=("Kim", "Budi"))
+    ui.start_round(ev)
     return ui
 
 
@@ -208,6 +209,22 @@ def penalty_player(lang="en"):
     return build(ui, 9 * MIN, SYNC_S)
 
 
+def penalty_confirm(lang="en"):
+    """A floor judge's penalty, picked and shown whole before OK records it."""
+    ui = _in_duel(lang)
+    _pin(ui, 9 * MIN)
+    keys(ui, 9 * MIN, "1", "1", "1", "1", "ok", "a", "b", "a", "down", "down", "a")
+    return build(ui, 9 * MIN, SYNC_S)
+
+
+def paused(lang="en"):
+    """The desk paused the room at 8:30 (a fire alarm): the clocks stand, the banner says so."""
+    ui = _in_duel(lang)
+    ui.organiser({"t": 8 * MIN + 30 * SEC, "ev": "pause"})
+    ui.tick(11 * MIN)
+    return build(ui, 11 * MIN, SYNC_S)
+
+
 def after_match_judge(lang="en"):
     """The match is over (Budi won in sudden death) and the judge menu is still open: a
     penalty given now is recorded after the match."""
@@ -242,7 +259,7 @@ def given(lang="en", shown_s=2):
     """The desk gave 3:00 at 8:30: its notice for a few seconds, then the mark on the
     status line above the clock for the rest of the round."""
     ui = _in_duel(lang)
-    ui.given(8 * MIN + 30 * SEC, 3 * MIN)
+    ui.organiser({"t": 8 * MIN + 30 * SEC, "ev": "extend", "ms": 3 * MIN})
     return build(ui, 8 * MIN + (30 + shown_s) * SEC, SYNC_S)
 
 
@@ -292,6 +309,10 @@ STATES = (
     ("after_match_judge", after_match_judge),
     ("after_match_judge_ko", lambda: after_match_judge("ko")),
     ("after_match_judge_id", lambda: after_match_judge("id")),
+    ("penalty_confirm", penalty_confirm),
+    ("penalty_confirm_ko", lambda: penalty_confirm("ko")),
+    ("paused", paused),
+    ("paused_id", lambda: paused("id")),
     ("carried", carried),
     ("carried_ko", lambda: carried("ko")),
     ("carried_id", lambda: carried("id")),
