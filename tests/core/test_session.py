@@ -401,3 +401,36 @@ def test_t1_is_read_once_the_request_is_built_and_before_it_is_written():
         desk.got = []
         at_us[0] = t4 + 200000
     assert abs(s.clock.offset_ms(at_us[0] // 1000) - 100000.4) < 0.01
+
+
+def test_a_reboot_shows_what_the_players_saw_before_it():
+    # Everything on the glass after a power cut comes from the journal and the settings:
+    # names, language, the desk's pause and extension, the judge call, a carried penalty.
+    from duelclock.core.view import build
+    journal, files = ListJournal(), MemFiles()
+    s, link = table(journal, files)
+    desk = Desk()
+    now = synced(s, link, desk)
+    start = 100000 + now - 20000                  # desk ms; round ms 20000 now
+    rnd = dict(ROUND, start_ms=start, names={"A": "Kim", "B": "Budi"}, lang="ko",
+               pens=[{"p": "B", "kind": "warning", "code": "tardiness"}])
+    s.feed(desk.cmd("round", rnd), now)
+    s.key("a", now)
+    s.key("a", now)                               # Kim goes first
+    s.feed(desk.cmd("pause", {"at_ms": start + 21000}), now + 1000)
+    before = build(s.ui, 45000, 4).__dict__       # 24 s into the pause
+    assert before["banner"] == "일시 정지" and before["names"] == ("Kim", "Budi")
+    assert before["message"] == "지난 매치: B 경고" and before["clock"] == "39:39"
+    s, link = table(journal, files, boot=2)       # power cut
+    assert build(s.ui, 45000, 4).__dict__ == before
+    now = synced(s, link, desk, now + 26000)      # round ms 46000
+    s.feed(desk.cmd("resume", {"at_ms": start + 46000}), now)
+    s.feed(desk.cmd("extend", {"round": 2, "ms": 120000, "at_ms": start + 46000}), now)
+    s.key("menu", now + 8000)
+    s.key(str(1 + [x[0] for x in s.ui.stack[-1].items].index("저지 호출")), now + 8000)
+    before = build(s.ui, 60000, 4).__dict__
+    assert before["message"] == "저지 호출됨" and "+2:00" in before["status"]
+    assert before["banner"] is None and before["clock"] == "41:25"
+    s, link = table(journal, files, boot=3)       # and again
+    assert build(s.ui, 60000, 4).__dict__ == before
+    assert s.ui.judge_called and s.ui.lang == "ko"

@@ -351,9 +351,8 @@ def _record_home(ui, ev):
 
 
 def _call_judge(ui, _):
-    # Shown on the desk's tile until a judge enters a PIN here.
+    # Shown here (view.build) and on the desk's tile until a judge enters a PIN here.
     ui.judge_called = True
-    ui.say(ui.text("judge_called"))
     ui.home()
 
 

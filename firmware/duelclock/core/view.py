@@ -56,6 +56,8 @@ def build(ui, now_ms, sync_age_s=None, battery_pct=None, flash=False, idle_dim_m
     s.status = _status(ui, sync_age_s, battery_pct)
     s.names = ui.names
     s.message = ui.current_message(now_ms)
+    if s.message is None and ui.judge_called:      # until a judge's PIN clears it
+        s.message = ui.text("judge_called")
     s.flash = flash
     s.dim = now_ms - ui.last_key_ms > idle_dim_ms and not flash
     if m is None:
