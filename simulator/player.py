@@ -71,14 +71,13 @@ def keys_for(ev, m):
         if k == "penalty":
             codes = catalogue.codes(rules)
             out += ["1", p] + _menu_pick(codes.index(ev["code"]))
-            usual = catalogue.guideline(ev["code"], rules) or ()
-            kinds = list(usual) + [x for x in catalogue.KINDS if x not in usual]
+            kinds = list(catalogue.KINDS)                 # mildest first, as the table lists them
             if rules == "ID" and role != "head" and ev["code"] != "tardiness":
                 kinds = [x for x in kinds if x not in ("match_loss", "dq", "dq_prizes")]
-            return out + _menu_pick(kinds.index(ev["kind"]))
+            return out + _menu_pick(kinds.index(ev["kind"])) + ["ok"]     # shown, then OK
         if k == "judge_fix":
-            return out + ["2", p] + digits(ev["lp"]) + ["ok"]
-        return out + ["3" if m.in_duel else "2", p]
+            return out + ["2", p] + digits(ev["lp"]) + ["ok", "ok"]
+        return out + ["3" if m.in_duel else "2", p, "ok"]
     return []                                   # tick: time passes by itself
 
 

@@ -321,7 +321,7 @@ class Session:
             fields = {"round": m.round_no, "phase": m.phase(),
                       "duel": len(m.duels) + (1 if m.in_duel else 0),
                       "wins": dict(m.wins), "lp": dict(m.lp), "turn": m.turn if m.in_duel else 0,
-                      "remaining_ms": m.limit_ms - (t if t is not None else (m.now_ms or 0))}
+                      "remaining_ms": m.remaining_ms(t if t is not None else (m.now_ms or 0))}
         if self.ui.judge_called:
             fields["judge"] = True
         if self.ui.locked_ms():
