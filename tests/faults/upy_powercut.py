@@ -23,9 +23,12 @@
 #   extra_events           lines beyond the confirmed ones: at most the one being written,
 #                          and only it (counted as a mismatch otherwise)
 #   state_mismatches       the rebooted table's match (round, phase, duel, wins, lp, turn,
-#                          remaining_ms, verdict) differs from the screen before the cut (or,
-#                          when the in-flight event landed, from that screen plus it)
-# then the players go on from the first step whose event is not in the record.
+#                          remaining_ms, verdict) and its whole screen (core.view.build: every
+#                          field the players see) differ from those before the cut (or, when
+#                          the in-flight event landed, its match from that match plus it)
+# then the players go on from the first step whose event is not in the record. Between steps
+# the desk now and then pauses the match and resumes it at the same instant (so the script's
+# times stand), and a cut may land while it is paused.
 # Prints one JSON line: cuts, confirmed_events_lost, state_mismatches, ... (see the end).
 import json
 import random
@@ -36,6 +39,8 @@ from duelclock.core.jsonio import dumps_event
 from duelclock.core.match import Match
 from duelclock.core.record import parse_line
 from duelclock.core.sign import pin_hash
+from duelclock.core.lang import tr
+from duelclock.core.view import build
 from player import keys_for, steps
 from ramdisk import RAMDisk, EIO, _copy_in
 
@@ -45,6 +50,7 @@ BOOT_CUT_PCT = 25         # after a reboot, this often the power goes again with
 KEY_HEX = "00" * 32
 CFG = {"table": 1, "key": KEY_HEX, "pins": {"floor": pin_hash("1111", b"salt", 2),
                                             "head": pin_hash("2222", b"salt", 2)}}
+NOT_SAVED = tr("not_saved", "ko", "")
 STATE_KEYS = ("round", "phase", "duel", "wins", "lp", "turn", "remaining_ms")
 
 
@@ -118,7 +124,7 @@ class Run:
         self.doing = "boot"       # what the table was writing for (cut_in counts by it)
         self.stats = {"cuts": 0, "cut_in": {}, "confirmed_events_lost": 0,
                       "state_mismatches": 0, "extra_events": 0, "events_confirmed": 0,
-                      "matches": 0, "rotations": 0, "dropped_torn": 0, "dropped_corrupt": 0,
+                      "matches": 0, "rotations": 0, "cuts_paused": 0, "dropped_torn": 0, "dropped_corrupt": 0,
                       "errors": []}
         self.table = None
 
@@ -193,7 +199,17 @@ class Run:
         if t.ui.match is None:
             return None
         s = t.session.state(0)
-        return [s[k] for k in STATE_KEYS] + [t.ui.match.verdict()]
+        return [s[k] for k in STATE_KEYS] + [t.ui.match.verdict(), self._view(t.ui)]
+
+    def _view(self, ui):
+        """The screen at home (a menu or an entry half typed is RAM: a power cut ends it),
+        without what the cut itself makes: its failed write's NOT SAVED, and the idle dim
+        (the backlight, by the time since the last key)."""
+        v = dict(build(ui, self.now).__dict__)
+        del v["dim"]
+        if v["message"] is not None and v["message"].startswith(NOT_SAVED):
+            v["message"] = None
+        return v
 
     def _count_cut(self):
         self.stats["cuts"] += 1
@@ -203,6 +219,10 @@ class Run:
     def reboot(self):
         self._count_cut()
         self.table.ui.tick(self.now)      # what the players saw when the power went
+        self.table.ui.home()
+        m = self.table.ui.match
+        if m is not None and m.paused_at is not None:
+            self.stats["cuts_paused"] += 1
         before = self.screen()
         before_n = len(self.confirmed)
         in_flight = self.in_flight
@@ -236,16 +256,20 @@ class Run:
             t.ui.tick(self.now)
             after = self.screen()
             want = before if not extra else self._ref_screen()
-            if after != want:
+            if after[:len(want)] != want:
                 self.stats["state_mismatches"] += 1
-                self._error("state", want, after)
+                if len(want) == len(after):         # the screen: say which fields differ
+                    v0, v1 = want[-1], after[-1]
+                    self._error("screen", [(k, v0[k], v1[k]) for k in v0 if v0[k] != v1[k]])
+                else:
+                    self._error("state", want, after)
         return t
 
     def _ref_screen(self):
         m = self.ref
         m.advance_to(self.now)
         return [m.round_no, m.phase(), len(m.duels) + (1 if m.in_duel else 0), dict(m.wins),
-                dict(m.lp), m.turn if m.in_duel else 0, m.limit_ms - self.now, m.verdict()]
+                dict(m.lp), m.turn if m.in_duel else 0, m.remaining_ms(self.now), m.verdict()]
 
     def _error(self, *what):
         if len(self.stats["errors"]) < 5:
@@ -257,14 +281,15 @@ class Run:
         s = self.start
         return {"k": "round", "round": self.round_no, "kind": s["kind"], "limit_s": s["limit_s"],
                 "cap_s": s["cap_s"], "extra_turns": s["extra_turns"], "seating": s["seating"],
-                "rules": s.get("rules", "ID"), "start_ms": 1000000 * self.round_no}
+                "rules": s.get("rules", "ID"), "start_ms": 1000000 * self.round_no,
+                "names": {"A": "Kim", "B": "Budi"}, "lang": "ko"}
 
     def step_done(self):
         """Steps whose event is in the table's record (each step makes one event)."""
         m = self.table.ui.match
         if m is None or m.round_no != self.round_no:
             return -1
-        return sum(1 for line in self.confirmed if b'"tick"' not in line) - 1
+        return sum(1 for line in self.confirmed if not _organiser(line)) - 1
 
     def play(self, cuts):
         self.boot()
@@ -276,6 +301,10 @@ class Run:
                 self.now = self.start["t"]
                 self._maybe_arm_soon()
                 t.session.handle(self.round_msg(), 0)
+            elif done < len(self.steps) and t.ui.match.paused_at is not None:
+                self._desk("resume")             # a pause before this step (a cut may hit it)
+            elif done < len(self.steps) and not t.ui.match.over and self.rng.getrandbits(3) == 0:
+                self._desk("pause")              # no time passes paused: the script's stays
             elif done < len(self.steps):
                 at, ev = self.steps[done]
                 self.now = max(self.now, at)
@@ -300,12 +329,20 @@ class Run:
                 self.arm(GAP_WRITES)
         return self.stats
 
+    def _desk(self, k):
+        self.table.session.handle({"k": k, "at_ms": 1000000 * self.round_no + self.now}, 0)
+
     def _collected(self):
         t = self.table
         for mid, size, collected in t.session.journal.matches():
             if mid == t.session.match_id:
                 return collected
         return False
+
+
+def _organiser(line):
+    # A record line no step makes: time passing (tick), the desk's pause and resume.
+    return b'"tick"' in line or b'"pause"' in line or b'"resume"' in line
 
 
 class _Report:

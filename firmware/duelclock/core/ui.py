@@ -24,7 +24,7 @@ from .sign import pin_matches
 
 PIN_TRIES = 3                   # wrong PINs before a lockout
 LOCKOUT_MS = 60000              # first lockout; each further one doubles
-_MESSAGE_MS = const(2500)       # how long a refusal or notice stays on screen
+MESSAGE_MS = const(2500)        # how long a refusal or notice stays on screen
 _GIVEN_MS = const(6000)         # how long "+3:00 from the desk" stays on screen
 _CARRIED_MS = const(60000)      # how long a penalty carried from the last match stays on screen
 _SHEET_ROWS = const(60)         # rows of the current duel kept for the record view
@@ -46,7 +46,7 @@ class Ui:
         self.message = None             # (text, until_ms)
         self.alerts = []                # ("beep", n) / ("flash", ms): the app drains them
         self.last_key_ms = 0
-        self.warned_5min = False
+        self.left_ms = None             # match time left at the last tick (the 5:00 notice's edge)
         self.judge_extend = False       # the round lets the head judge extend at the table
         self.judge_called = False       # a player asked for a judge; a judge's PIN clears it
         # PIN lockouts run on board time (up_ms, kept by at()): round time stands still
@@ -78,8 +78,10 @@ class Ui:
             return None
         if self.match is None:
             return "no round"
-        why = self.match.apply(ev)
+        m = self.match
+        why = m.apply(ev)
         self.alerts = []
+        self.left_ms = m.remaining_ms(m.now_ms)
         if why is None:
             self._said(ev)
         return why
@@ -92,7 +94,7 @@ class Ui:
         self.names = (names["A"], names["B"]) if names else ("A", "B")
         self.judge_extend = start.get("judge_extend") is True
         self.stack = [Home()]
-        self.warned_5min = False
+        self.left_ms = self.match.limit_ms
 
     def key(self, intent, now_ms):
         m = self.match
@@ -120,11 +122,13 @@ class Ui:
                 self.save({"t": now_ms, "ev": "tick"})
             except Exception as e:
                 self.say(self.text("not_saved", str(e) or type(e).__name__))
+        # 5:00 left: beeps as the edge is crossed (once: a reboot starts from the journal's
+        # last instant), the notice while it is fresh (view.build: a function of the time).
         left = m.remaining_ms(now_ms)
-        if not self.warned_5min and 0 < left <= LAST_MINUTES_MS and not m.over:
-            self.warned_5min = True
+        if self.left_ms is not None and left <= LAST_MINUTES_MS < self.left_ms and left > 0 \
+                and not m.over:
             self.alert(2, 1500)
-            self.say(self.text("five_left"))
+        self.left_ms = left
 
     def carry(self, pen, now_ms):
         """A penalty the desk carries from a player's last match ({p, kind, code}, protocol.md):
@@ -219,7 +223,7 @@ class Ui:
         if flash_ms:
             self.alerts.append(("flash", flash_ms))
 
-    def say(self, text, ms=_MESSAGE_MS):
+    def say(self, text, ms=MESSAGE_MS):
         self.message = (text, self.now_ms + ms)
 
     def current_message(self, now_ms):

@@ -4,6 +4,7 @@
 # (render_fb for framebuf, render_dio for displayio) lay a Screen out for their display
 # size; they never look at the match themselves. Pure.
 from .sheet import clock, LAST_MINUTES_MS, LONG_TURN_MS
+from .ui import MESSAGE_MS
 
 IDLE_DIM_MS = 120000            # dim after 2 minutes without a key (the clock stays readable)
 
@@ -55,9 +56,7 @@ def build(ui, now_ms, sync_age_s=None, battery_pct=None, flash=False, idle_dim_m
     s.mode = frame.mode if m is not None or len(ui.stack) > 1 else "pre"
     s.status = _status(ui, sync_age_s, battery_pct)
     s.names = ui.names
-    s.message = ui.current_message(now_ms)
-    if s.message is None and ui.judge_called:      # until a judge's PIN clears it
-        s.message = ui.text("judge_called")
+    s.message = ui.current_message(now_ms) or _standing_message(ui, m, now_ms)
     s.flash = flash
     s.dim = now_ms - ui.last_key_ms > idle_dim_ms and not flash
     if m is None:
@@ -74,6 +73,19 @@ def build(ui, now_ms, sync_age_s=None, battery_pct=None, flash=False, idle_dim_m
         s.turn_long = turn_ms > LONG_TURN_MS
     frame.show(ui, s, m)
     return s
+
+
+def _standing_message(ui, m, now_ms):
+    """What the message line says when nothing was said just now: a function of the time
+    and the table's state, so a reboot shows the same. "5 MINUTES LEFT" for the few
+    seconds after 5:00 left; a judge call until a judge's PIN clears it."""
+    if m is not None and not m.over and not m.time_called:
+        left = m.remaining_ms(now_ms)
+        if LAST_MINUTES_MS - MESSAGE_MS < left <= LAST_MINUTES_MS:
+            return ui.text("five_left")
+    if ui.judge_called:
+        return ui.text("judge_called")
+    return None
 
 
 def _status(ui, sync_age_s, battery_pct):
