@@ -70,18 +70,6 @@ class Table:
         self.dimmed = False
         self.shown = None             # the Screen on the display
         self.poked = False            # something came in: look at the screen now
-        # The judge PIN's lockout survives a reboot (3 guesses per power cycle would make the
-        # lockout worthless): "wrong lockouts locked_ms", written when it changes.
-        self.ui.at(local_ms())
-        n = files.read("pinlock", int)
-        self.ui.restore_lock(*(n if n and len(n) == 3 else (0, 0, 0)))
-        self.saved_lock = _lock_key(self.ui.lock_state())
-
-    def _store_lock(self):
-        state = self.ui.lock_state()
-        if _lock_key(state) != self.saved_lock:
-            self.files.write("pinlock", "%d %d %d" % state)
-            self.saved_lock = _lock_key(state)
 
     # --- the screen -----------------------------------------------------------------------
 
@@ -155,7 +143,7 @@ class Table:
             self.ui.at(self.local_ms())
             for intent in self.board.keys.scan(self.ui.up_ms):
                 pin.key(self.ui, intent)
-                self._store_lock()
+                self.session.persist()
             self._draw(renderer, present)
             time.sleep(_KEY_SCAN_MS / 1000)      # CircuitPython has no sleep_ms
         self.ui.home()
@@ -166,7 +154,6 @@ class Table:
 
     def key(self, intent):
         self.session.key(intent, self.local_ms())
-        self._store_lock()
         self.poked = True
 
 
@@ -221,11 +208,6 @@ def unwrap(ticks_us, ticks_diff):
         at[2] = us % 1000
         return at[1]
     return local_ms, lambda: at[2]
-
-
-def _lock_key(state):
-    """What makes the PIN lock state worth writing again: a guess, a lockout, its end."""
-    return state[0], state[1], state[2] > 0
 
 
 def _dim(display, level):

@@ -434,3 +434,27 @@ def test_a_reboot_shows_what_the_players_saw_before_it():
     s, link = table(journal, files, boot=3)       # and again
     assert build(s.ui, 60000, 4).__dict__ == before
     assert s.ui.judge_called and s.ui.lang == "ko"
+
+
+def test_the_pin_lockout_and_the_judge_call_outlive_a_reboot():
+    from duelclock.core.sign import pin_hash
+    files = MemFiles()
+    pins = {"floor": pin_hash("1111", b"s", 2), "head": pin_hash("2222", b"s", 2)}
+
+    def boot():
+        link = FakeLink()
+        return Session(table_key(EVENT_KEY, TBL), TBL, 1, ListJournal(), files, link.send,
+                       SERIAL_BUDGET_MS, pins, "en", lambda: (5000, None))
+    s = boot()
+    s.key("menu", 5000)
+    labels = [x[0] for x in s.ui.stack[-1].items]
+    s.key(str(1 + labels.index("Call a judge")), 5000)
+    s.key("menu", 5000)
+    s.key(str(1 + labels.index("Judge")), 5000)
+    for _ in range(3):
+        for k in ("9", "9", "ok"):
+            s.key(k, 5000)
+    assert s.ui.locked_ms() == 60000 and files.read("pinlock", int) == [0, 1, 60000]
+    again = boot()                                    # 3 more guesses? no: still locked
+    assert again.ui.locked_ms() == 60000 and again.ui.judge_called
+    assert again.state(5000)["judge"] is True and again.state(5000)["locked"] is True

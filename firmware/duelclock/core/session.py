@@ -1,6 +1,9 @@
-# The table's desk session, sans I/O: bytes and local ms in, lines out. Pure: the app (and the
-# tests' tables, tests/host/tables.py) own the link, the flash and the ticks.
+# The table's state and its desk session, sans I/O: the one owner of what the table knows.
+# Its entry points are key intents, the desk's bytes and ticks, each with the local ms; what
+# they change goes to the journal, the settings files and the link it was given. Pure: the
+# app (and the tests' tables, tests/host/tables.py) own the link, the flash and the ticks.
 #
+#   key(intent, local_ms)   a key, to the Ui at desk time; settings and PIN lockout written
 #   feed(bytes, local_ms[, sub_us])  the desk's lines (any chunking): commands to the Ui, sync
 #                           replies to the Clock; returns the messages taken (any: look at
 #                           the screen). sub_us: the us past local_ms, where the app's ticks
@@ -37,7 +40,7 @@
 #            match's JSON lines; mark_collected(id); recover(on_line) -> .match_id, .dropped
 #   files    read(name, number) -> [numbers] or None; text(name) -> str or None;
 #            write(name, text), never raising: "seen" (the desk's last command seq), "drift"
-#            (the settled ppm, once a boot) and "settings" (below)
+#            (the settled ppm, once a boot), "pinlock" and "settings" (below)
 #   send     send(line, kind) -> True once the link took it; kind "state" (latest wins),
 #            "report" (delivered) or "sync" (worth nothing late: the clock asks again)
 #   ticks    ticks() -> (local_ms, sub_us or None), now: read once a sync request is built,
@@ -85,6 +88,12 @@ class Session:
         self.ui = Ui(tbl, self.save, pins, lang)
         self.settings = {}            # what the table shows that is no match event
         self._load_settings()
+        # The judge PIN's lockout survives a reboot (3 guesses per power cycle would make the
+        # lockout worthless): "wrong lockouts locked_ms", written when it changes.
+        self.ui.at(ticks()[0] if ticks else 0)
+        n = files.read("pinlock", int)
+        self.ui.restore_lock(*(n if n and len(n) == 3 else (0, 0, 0)))
+        self.saved_lock = _lock_key(self.ui.lock_state())
         self.match_id = None
         self.start_ms = None          # desk time the current round started
         self.total = 0                # events in the current match (journal + unsaved)
@@ -156,8 +165,17 @@ class Session:
         ui.key(intent, t if t is not None else 0)
         if ui.lang != lang:
             self.set_setting("lang", ui.lang)
-        self.set_setting("judge", ui.judge_called)
+        self.persist()
         self.state_check_at = 0                 # a judge called, a PIN locked out
+
+    def persist(self):
+        """Write what a key may have changed outside the journal: the judge call, the PIN
+        lockout (each only when it changed)."""
+        self.set_setting("judge", self.ui.judge_called)
+        state = self.ui.lock_state()
+        if _lock_key(state) != self.saved_lock:
+            self.files.write("pinlock", "%d %d %d" % state)
+            self.saved_lock = _lock_key(state)
 
     def round_ms(self, local_ms):
         """Desk ms since the round started, or None (no sync yet, or no round)."""
@@ -411,6 +429,11 @@ class Session:
         if self.send(line, "report"):
             self.sent += len(fields["events"])
             self.sent_at = now
+
+
+def _lock_key(state):
+    """What makes the PIN lock state worth writing again: a guess, a lockout, its end."""
+    return state[0], state[1], state[2] > 0
 
 
 def _changed(fields, last):
