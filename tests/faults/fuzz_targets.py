@@ -142,17 +142,18 @@ INTENTS = ("a", "b", "ok", "back", "menu", "turn", "undo", "sign", "up", "down",
 WEIGHTED = ("a", "b", "a", "b", "ok", "ok", "menu", "back", "1", "2", "down") + INTENTS
 # The keys that may record each event (the key that completes it): a player's own key or ok
 # confirms, a menu is picked with a/ok or a digit (an A/B pick with menu too, on boards
-# without ok), turn and undo are their own keys.
+# without ok), turn and undo are their own keys, and a judge's event is shown whole and
+# recorded only by ok (menu on boards without it).
 CONFIRMS = {"lp": ("ok", "a", "b"), "turn_end": ("turn",), "undo": ("undo",),
             "duel_start": ("a", "b", "ok", "menu") + tuple("123456789"), "seated": ("a", "b"),
             "duel_end": ("a", "b"), "surrender": ("a", "b"),
-            "penalty": ("a", "ok") + tuple("123456789"), "judge_fix": ("a", "ok"),
-            "judge_void": ("a", "b", "ok", "menu") + tuple("123456789"), "extend": ("a", "ok")}
+            "penalty": ("ok", "menu"), "judge_fix": ("ok", "menu"),
+            "judge_void": ("ok", "menu"), "extend": ("ok", "menu")}   # a judge's: shown, then OK
 # What players do (check in, start, damage, turns, duel over, a judge's penalty), so that
 # sessions get deep into a match between the random keys.
 MACROS = (("a", "a"), ("b", "b"), ("a", "1", "000", "ok"), ("b", "5", "00", "b"), ("a", "8", "000", "ok"),
           ("turn",), ("menu", "down", "a", "a", "a", "b"), ("menu", "down", "a", "b", "b", "a"),
-          ("menu", "3", "2", "2", "2", "2", "ok", "a", "b", "a", "a"), ("undo",))
+          ("menu", "3", "2", "2", "2", "2", "ok", "a", "b", "a", "a", "ok"), ("undo",))
 STEPS_MS = (0, 0, 20, 50, 200, 400, 1000, 1500, 3000, 5000, -40, -2000)
 BOTH = ("duel_end", "surrender")     # both players confirm with their own key
 

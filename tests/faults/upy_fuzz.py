@@ -213,10 +213,13 @@ class RecordTarget:
         tick = {"t": v.get("t"), "ev": "tick"} if type(v) is dict else None
         if tick is None or check_event(tick) is not None:
             return snapshot(m)
-        saved = m._snapshot()
+        # The engine replaces its lists and dicts rather than change them in place (sheet
+        # rows aside, and no sheet here): a shallow copy of each attribute puts it back.
+        saved = [(k, dict(v) if type(v) is dict else v) for k, v in m.__dict__.items()]
         m.apply(tick)
         after = snapshot(m)
-        m._restore(saved)
+        for k, v in saved:
+            setattr(m, k, v)
         return after
 
 

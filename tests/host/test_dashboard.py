@@ -334,8 +334,8 @@ def test_labels_names_contrast_keyboard_and_dialog(tmp_path):
                 seen.append(at)
             ids = [s[0] for s in seen]
             assert ids[0] == "Skip to the room"
-            for want in ("lang", "who", "s-round", "s-seating", "Start round", "p-tables", "Pause",
-                         "Resume", "e-table", "Extend", "ev-rules", "Push rule set to the tables",
+            for want in ("lang", "who", "s-round", "s-seating", "s-judge-extend", "Start round",
+                         "p-tables", "Pause", "Resume", "e-table", "Extend", "ev-rules", "ev-lang",
                          "f-unfinished", "f-alerts", "csv"):
                 assert want in ids, (want, ids)
             assert any(i.startswith("Table 2") for i in ids)     # a tile, to its page
@@ -355,16 +355,23 @@ def test_labels_names_contrast_keyboard_and_dialog(tmp_path):
             assert await page.evaluate("document.activeElement.id") == "e-table"
             assert [a["command"] for a in svc.desk.store.audit_log()] == ["start_round"]
 
-            # The event's rule set, pushed to the tables (kept in this browser for the next
-            # round start).
+            # The event's rule set, kept in this browser: the next round start takes it, and
+            # with it whether the head judge may extend at the table (a round setting: each
+            # table journals it in its round_start).
             await page.select_option("#ev-rules", "KR")
-            await page.click('#f-event button[type="submit"]')
-            dlg = await confirm_dialog(page)
-            assert "Push rule set KR to all tables?" in await dlg.inner_text()
-            await page.click("#confirm-ok")
-            await until(lambda: _all(lambda: all(t.rules == "KR" for t in tables)), "rules")
             assert await page.evaluate("localStorage.getItem('duelclock.event.event')") == \
                 '{"rules":"KR","lang":""}'
+            await page.fill("#s-round", "2")
+            await page.check("#s-judge-extend")
+            await page.click('#f-start button[type="submit"]')
+            dlg = await confirm_dialog(page)
+            assert "KR" in await dlg.inner_text() and "head judge may extend" in await dlg.inner_text()
+            await page.click("#confirm-ok")
+            await until(lambda: _all(lambda: all(t.match is not None and t.match.round_no == 2
+                                                 for t in tables)), "round 2")
+            assert all(t.rules == "KR" and t.ui.judge_extend for t in tables)
+            assert [a["command"] for a in svc.desk.store.audit_log()] == \
+                ["start_round", "start_round"]
             await browser.close()
 
     run_desk(tmp_path, KEY, tables, scenario)
