@@ -36,7 +36,7 @@ from duelclock_desk.desk_time import unix_ms
 REPUSH_MS = 5000           # a table is re-sent the round at most this often
 MAX_RECORD_EVENTS = 100000  # a record index beyond this is refused (bounds the store)
 LATE_MS = 120000           # an event reaching the desk this long after its own time is "late"
-NOT_LATE = ("round_start", "extend", "tick")   # the desk's commands and time passing: not keyed
+NOT_LATE = ("round_start", "extend", "pause", "resume", "tick")   # the desk's commands, time passing
 
 
 def fingerprint(key):
