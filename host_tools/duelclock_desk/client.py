@@ -46,6 +46,14 @@ def duration_s(text):
     return int(round(value * (unit or 60)))
 
 
+def wins(text):
+    """"2-1" -> (2, 1): duel wins of A and B."""
+    a, _, b = text.partition("-")
+    if not (a.isdigit() and b.isdigit()):
+        raise argparse.ArgumentTypeError("wins are A-B, as 2-1: %r" % text)
+    return int(a), int(b)
+
+
 def pairings(path):
     """A CSV file of table,player_a,player_b (a header line is skipped) -> [[t, a, b]]."""
     out = []

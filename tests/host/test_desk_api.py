@@ -60,7 +60,10 @@ def test_api_commands_refusals_events_and_csv(tmp_path):
             assert detail["penalties"][0]["code"] == "slow_play"
             async with http.get(base + "tables/7") as r:
                 assert r.status == 404
+            # Table 2 has no result yet: the export waits for it, unless forced.
             async with http.get(base + "results.csv") as r:
+                assert r.status == 409 and (await r.json())["missing"] == [[2, "no result"]]
+            async with http.get(base + "results.csv?force=1") as r:
                 assert r.content_type == "text/csv"
                 assert (await r.text()).splitlines()[1] == "1,1,,,A,2,0,B warning slow_play,ok"
         log = svc.desk.store.audit_log()
