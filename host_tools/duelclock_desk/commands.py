@@ -171,7 +171,7 @@ class Commands:
         self._cmd(k, {"at_ms": at}, r["tables"] if tables is None else tables)
         return {"at_ms": at, "tables": tables}
 
-    def cmd_extend(self, ms, table=None, tables=None):
+    def cmd_extend(self, ms=None, table=None, tables=None):
         """Extra time for one table, a list, or (neither) every table of the round: each
         table its own signed command, so each journals its own extension."""
         r = self._running()
@@ -265,7 +265,7 @@ class Commands:
 
     # --- the head judge's last word ------------------------------------------------------------
 
-    def cmd_result(self, table, reason, round=None, take=None, result=None, wins=None):
+    def cmd_result(self, table=None, reason=None, round=None, take=None, result=None, wins=None):
         """The head judge's result for `table` in `round` (default: the current one), with a
         reason: `take` "table" (its reported verdict) or "replay" (the desk's replay of its
         record) to settle a mismatch, or a typed `result` and `wins` {"A": n, "B": n} (from
