@@ -156,10 +156,15 @@ def test_round_from_the_page_time_called_extra_turn_sheet_csv_korean(tmp_path):
             await tile_is(page, 1, "finished", "Finished: A wins")
             await until(lambda: _all(lambda: tables[1].acked is not None), "table 1 acked")
 
-            # Results: the page's table is the CSV the export link downloads.
+            # Results: the page's table is the CSV the export link downloads; tables 3 and 4
+            # have no result yet, so the page asks first (the export is forced).
             await until(lambda: _count(page, "#results-table td.v-ok", 3), "three results")
+            await page.click("#csv")
+            dlg = await confirm_dialog(page)
+            assert "No final result yet: 3 (still playing), 4 (no result). Export the CSV " \
+                   "anyway?" in await dlg.inner_text()
             async with page.expect_download() as dl:
-                await page.click("#csv")
+                await page.click("#confirm-ok")
             path = await (await dl.value).path()
             with open(path) as f:
                 csv_text = f.read()
