@@ -125,6 +125,8 @@ def status_lines(st):
     head = "event %s  boot %d  " % (st["event"], st["boot"])
     head += ("round %d (%s) started at %s" % (r["round"], r["kind"], clock(r["start_ms"]))
              if r else "no round")
+    if r and r.get("closed_ms") is not None:
+        head += ", closed at %s" % clock(r["closed_ms"])
     out = [head, "unfinished: %d  drops: %s" % (
         len(st["unfinished"]), " ".join("%s=%d" % kv for kv in st["drops"].items() if kv[1])
         or "none")]

@@ -244,7 +244,9 @@ def test_the_head_judge_has_the_last_word_from_the_command_line(tmp_path, room, 
         code, out, _ = duelclock(capsys, "round", "close", *d)
         assert code == 0 and out.startswith("round 1 closed at desk time ") and \
             out.endswith("(nothing open)\n")
-        assert "unfinished: 0" in duelclock(capsys, "status", *d)[1]
+        out = duelclock(capsys, "status", *d)[1]
+        assert "unfinished: 0" in out and ", closed at " in out.splitlines()[0]
+        assert "overridden" in out and "entered" in out
     finally:
         desk.stop()
     code, out, _ = duelclock(capsys, "export", "--csv", *s)
