@@ -268,7 +268,8 @@ class Commands:
     def cmd_result(self, table=None, reason=None, round=None, take=None, result=None, wins=None):
         """The head judge's result for `table` in `round` (default: the current one), with a
         reason: `take` "table" (its reported verdict) or "replay" (the desk's replay of its
-        record) to settle a mismatch, or a typed `result` and `wins` {"A": n, "B": n} (from
+        record) to settle a mismatch or a record flagged changed or late (once confirmed
+        with the players), or a typed `result` and `wins` {"A": n, "B": n} (from
         the paper sheet: a table with no record, a partial one, or any result overridden).
         A new version in the store (result_versions); the table's own record and report
         stay. A settled mismatch whose record the desk holds whole is acked: the table may
@@ -292,10 +293,11 @@ class Commands:
                 raise CommandError("take a verdict or type a result, not both")
             if take not in ("table", "replay"):
                 raise CommandError("take is table or replay")
-            if not reported or res["verified"] != "mismatch":
-                raise CommandError("table %d round %d has no mismatch to settle (it is %s): "
-                                   "type the result" % (table, round_no,
-                                                        self.store.standing(table, round_no)))
+            flagged = {f[1] for f in self.store.flags(table, round_no)} & {"changed", "late"}
+            if not reported or (res["verified"] != "mismatch" and not flagged):
+                raise CommandError("table %d round %d has no mismatch or flagged record to "
+                                   "settle (it is %s): type the result" % (
+                                       table, round_no, self.store.standing(table, round_no)))
             if take == "table":
                 result, wins = res["result"], {"A": res["wins_a"], "B": res["wins_b"]}
             else:

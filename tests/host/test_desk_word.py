@@ -101,7 +101,8 @@ def test_refusals_change_nothing_and_say_why(tmp_path):
            ({"table": 2, "take": "table", "reason": "x" * 201}, "a reason is 1 to 200"),
            ({"table": 2, "take": "mine", "reason": "r"}, "take is table or replay"),
            ({"table": 2, "take": "table", "result": "A", "reason": "r"}, "not both"),
-           ({"table": 1, "take": "replay", "reason": "r"}, "no mismatch to settle (it is ok)"),
+           ({"table": 1, "take": "replay", "reason": "r"},
+            "no mismatch or flagged record to settle (it is ok)"),
            ({"table": 2, "result": "C", "wins": {"A": 1, "B": 0}, "reason": "r"},
             "the result is one of A, B, double_loss"),
            ({"table": 2, "result": "A", "reason": "r"}, "wins are {A: n, B: n}"),
@@ -130,7 +131,7 @@ def test_a_dead_tables_result_typed_in_from_the_paper_sheet(tmp_path):
     settle(r)
     del r.tables[3]                                        # it never speaks again
     assert r.store.standing(3, 1) == "playing"
-    with pytest.raises(CommandError, match="no mismatch to settle"):
+    with pytest.raises(CommandError, match="no mismatch or flagged record to settle"):
         r.desk.run("hj", "result", {"table": 3, "take": "replay", "reason": "dead"})
     out = r.desk.run("hj", "result", {"table": 3, "result": "B", "wins": {"A": 1, "B": 2},
                                       "reason": "board died in duel 1; paper sheet, signed"})
@@ -235,3 +236,22 @@ def test_the_export_waits_for_every_result(tmp_path):
     assert why.startswith("round 1 has no final result at table(s) 2 (mismatch)")
     r.desk.run("hj", "result", {"table": 2, "take": "table", "reason": "players agree"})
     assert r.store.export_refusal(1) is None
+
+
+def test_a_record_flagged_late_is_confirmed_by_the_head_judge_before_the_close(tmp_path):
+    r = room(tmp_path, n=2)
+    r.tables[1].play(short_match(), r.local(1))
+    away = r.tables.pop(2)                     # unlinked while its players key the match in
+    away.play(short_match(), r.local(2))
+    r.run(200000)
+    r.tables[2] = away
+    settle(r)
+    assert r.store.standing(2, 1) == "ok" and "late" in {f[1] for f in r.store.flags(2, 1)}
+    with pytest.raises(CommandError, match=r"flagged: 2 \(record late\)"):
+        r.desk.run("hj", "close_round", {})
+    r.desk.run("hj", "result", {"table": 2, "take": "table",
+                                "reason": "players confirm the entries made offline"})
+    assert "late entry" not in r.desk.table_view(2)["alerts"]
+    assert r.desk.run("hj", "close_round", {})["flagged"] == []
+    assert csv_rows(r)[1] == ("2,1,Lee Jiwoo,Sari Dewi,A,2,0,B warning slow_play,overridden: "
+                              "players confirm the entries made offline")
