@@ -237,18 +237,24 @@ def _round_no(request):
 
 
 async def get_results(request):
-    """The results CSV as JSON rows (the page's table is what the CSV export holds), each
-    row's head judge's decision ({how, reason} or null), and the tables with no final
-    result yet ([table, standing]: the export waits for them)."""
+    """The results CSV as JSON rows (the page's table is what the CSV export holds); for
+    each row the head judge's decision ({how, reason} or null), the verification as stored
+    and whether its record came after the close (what the CSV's verified says in words);
+    and the tables with no final result yet ([table, standing]: the export waits for
+    them)."""
     round_no = _round_no(request)
     store = request.app[DASH].desk.store
     rows = list(csv.reader(io.StringIO(store.results_csv(round_no))))
-    decided = []
+    decided, verified, late = [], [], []
     for row in rows[1:]:
-        d = store.decision(int(row[0]), round_no)
+        tbl = int(row[0])
+        d = store.decision(tbl, round_no)
         decided.append({"how": d["how"], "reason": d["reason"]} if d else None)
+        verified.append((store.result(tbl, round_no) or {}).get("verified"))
+        late.append(store.after_close(tbl, round_no))
     return web.json_response({"round": round_no, "columns": rows[0], "rows": rows[1:],
-                              "decided": decided, "missing": store.missing(round_no)})
+                              "decided": decided, "verified": verified, "after_close": late,
+                              "missing": store.missing(round_no)})
 
 
 # --- pages ------------------------------------------------------------------------------------

@@ -119,6 +119,7 @@ MEMO = {
 }
 FINAL = ("ok", "entered", "overridden")     # a table's standing that is the round's result
 JUDGE_WORDS = {"entered": "entered by the head judge", "overridden": "overridden"}
+AFTER_CLOSE = " (arrived after the close)"   # the CSV's verified of a record come late
 CSV_COLUMNS = ("table", "round", "player_a", "player_b", "result", "wins_a", "wins_b",
                "penalties", "verified")
 
@@ -385,6 +386,10 @@ class Store:
         """[(idx, kind, detail, first copy)] of the record, by index (record_flags)."""
         return [tuple(r)[1:] for r in self._of_round("flags", round_no).get(tbl, ())]
 
+    def after_close(self, tbl, round_no):
+        """Whether some event of the record reached the desk after the round was closed."""
+        return any(f[1] == "after_close" for f in self.flags(tbl, round_no))
+
     def event_count(self, tbl, round_no):
         return self._one("SELECT COUNT(*) FROM records WHERE tbl = ? AND round = ?",
                          (tbl, round_no))[0]
@@ -571,7 +576,8 @@ class Store:
         caution rules_error", one given after the match marked "(after the match)", one
         carried into this match from round N "(from round N)". A head judge's result is the
         row's result, its verified "entered by the head judge: REASON" or "overridden:
-        REASON"."""
+        REASON"; a table's record that reached the desk after the round was closed has
+        AFTER_CLOSE after its verified."""
         pairs = self.pairings(round_no)
         results = {r["tbl"]: r for r in self.results(round_no)}
         decided = self._of_round("decisions", round_no)
@@ -586,6 +592,8 @@ class Store:
             if d:
                 r = d
                 verified = "%s: %s" % (JUDGE_WORDS[d["how"]], d["reason"])
+            elif self.after_close(tbl, round_no):
+                verified += AFTER_CLOSE
             pens = "; ".join("%s %s %s%s" % (x["p"], x["kind"], x["code"], _pen_note(x))
                              for x in self.penalties(tbl, round_no))
             w.writerow((tbl, round_no, a, b, r.get("result") or "",

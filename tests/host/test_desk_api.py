@@ -121,7 +121,7 @@ def test_api_the_head_judges_result_close_and_a_late_record(tmp_path):
                 assert r.status == 200
                 assert (await r.text()).splitlines()[1:] == [
                     "1,1,Kim,Budi,A,2,0,B warning slow_play,overridden: sheet: A 2-0",
-                    "2,1,Lee,Sari,A,2,0,B warning slow_play,ok"]
+                    "2,1,Lee,Sari,A,2,0,B warning slow_play,ok (arrived after the close)"]
         assert [(a["command"], a["outcome"][:7]) for a in store.audit_log()[:4]] == [
             ("close_round", "ok"), ("result", "ok"), ("result", "refused"),
             ("close_round", "refused")]

@@ -227,7 +227,8 @@ def test_a_record_that_arrives_after_the_close_is_stored_and_flagged(tmp_path):
     assert "after close" in r.desk.table_view(3)["alerts"]
     lines = record_flags.lines(r.store.flags(3, 1))
     assert any("reached the desk after the round was closed" in l for l in lines), lines
-    assert csv_rows(r)[2] == "3,1,Park Jisoo,Rina Wati,A,2,0,B warning slow_play,ok"
+    assert csv_rows(r)[2] == ("3,1,Park Jisoo,Rina Wati,A,2,0,B warning slow_play,"
+                              "ok (arrived after the close)")
 
 
 def test_the_export_waits_for_every_result(tmp_path):

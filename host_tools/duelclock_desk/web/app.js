@@ -349,8 +349,10 @@ function drawResults() {
         td.textContent = t('v_' + decided.how) + ': ' + decided.reason;
         td.className = 'v-' + decided.how;
       } else if (col === 'verified') {
-        if (cell) td.textContent = t('v_' + cell);
-        td.className = 'v-' + (cell || 'none');
+        const v = res.verified[n];
+        td.textContent = (v ? t('v_' + v) : '') +
+          (res.after_close[n] ? ' · ' + t('alert_after_close') : '');
+        td.className = 'v-' + (v || 'none');
       }
       return td;
     }));
