@@ -130,11 +130,11 @@ def status_lines(st):
     out = [head, "unfinished: %d  drops: %s" % (
         len(st["unfinished"]), " ".join("%s=%d" % kv for kv in st["drops"].items() if kv[1])
         or "none")]
-    out.append("%5s %-24s %-10s %-12s %5s %-11s %7s %-8s  %s" % (
+    out.append("%5s %-24s %-10s %-12s %5s %-11s %7s %-10s  %s" % (
         "table", "link", "sync", "phase", "score", "LP", "left", "verified", "alerts"))
     for v in st["tables"]:
         wins, lp = v["wins"], v["lp"]
-        out.append("%5d %-24s %-10s %-12s %5s %-11s %7s %-8s  %s" % (
+        out.append("%5d %-24s %-10s %-12s %5s %-11s %7s %-10s  %s" % (
             v["table"], (v["link"] or "-")[:24], _sync(v), v["phase"] or "-",
             "%d-%d" % (wins["A"], wins["B"]) if wins else "-",
             "%d/%d" % (lp["A"], lp["B"]) if lp else "-",
