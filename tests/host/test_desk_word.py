@@ -14,7 +14,6 @@ from tests.host.tables import RESEND_MS, SessionTable, Room, short_match
 KEY = bytes(range(32))
 PAIRS = [[1, "Kim Minsu", "Budi Santoso"], [2, "Lee Jiwoo", "Sari Dewi"],
          [3, "Park Jisoo", "Rina Wati"]]
-HEAD = "CSV_HEAD"
 
 
 def room(tmp_path, n=3):
