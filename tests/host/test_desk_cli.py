@@ -258,6 +258,10 @@ def test_the_head_judge_has_the_last_word_from_the_command_line(tmp_path, room, 
     assert code == 0 and out.startswith("table 2, round 1: no record stored\n")
     assert "Result entered by the head judge: B 1-2 (typed in from the paper sheet)" in out
     assert ": board died; paper sheet" in out
+    duelclock(capsys, "sheet", "--table", 2, "--html", tmp_path / "t2.html", *s)
+    page = (tmp_path / "t2.html").read_text()
+    assert "No record stored." in page and 'data-how="entered"' in page
+    assert "by " in page and ": board died; paper sheet</p>" in page
     code, out, _ = duelclock(capsys, "sheet", "--table", 1, "--html", tmp_path / "t1.html", *s)
     page = (tmp_path / "t1.html").read_text()
     assert "Result overridden by the head judge: B 0-2 (the table&#x27;s verdict)" in page
