@@ -163,8 +163,8 @@ def _args_extend(p):
     which = p.add_mutually_exclusive_group()
     which.add_argument("--table", type=int, help="one table")
     which.add_argument("--tables", type=client.tables,
-                       help="1-40, 1-10,17 (default, and without --table: every table of "
-                            "the round)")
+                       help="some tables: 1-40, 1-10,17 (without --table or --tables: "
+                            "every table of the round)")
     p.add_argument("--minutes", type=float, required=True)
     client.add_desk_arg(p)
 
@@ -189,7 +189,8 @@ def _args_result(p):
     p.add_argument("--round", type=int, help="default: the current round")
     how = p.add_mutually_exclusive_group(required=True)
     how.add_argument("--take", choices=("table", "replay"),
-                     help="settle a mismatch: the table's verdict or the desk's replay")
+                     help="settle a mismatch or a record flagged changed or late: the "
+                          "table's verdict or the desk's replay")
     how.add_argument("--result", choices=("A", "B", "double_loss"),
                      help="type the result (from the paper sheet), with --wins")
     p.add_argument("--wins", type=client.wins, help="duel wins A-B, as 2-1")
