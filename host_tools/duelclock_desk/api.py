@@ -9,10 +9,15 @@ A local HTTP JSON API (aiohttp) serves the CLI and the dashboard (dashboard.py: 
   GET  /api/tables/<n>        one table: state, result, penalties, stored events
   POST /api/round/start       {round, kind, tables, at, limit_s, cap_s, extra_turns,
                                seating, rules, lang, judge_extend, pairings: [[tbl, A, B], ...]}
-  POST /api/pause, /api/resume {tables, at_ms}      POST /api/extend {table, ms}
+  POST /api/pause, /api/resume {tables, at_ms}
+  POST /api/extend {ms, table | tables}   neither: every table of the round
   POST /api/collect {round}
   POST /api/carry {id, confirm}   the head judge's call on a carried penalty (KR)
-  GET  /api/results.csv?round=N
+  POST /api/result {table, round, reason, take: table|replay | result, wins: {A, B}}
+                              the head judge's result (entered, or overriding the table's)
+  POST /api/round/close {round, force}   refused with what is open unless force
+  GET  /api/results.csv?round=N[&force=1]   409 while a table has no final result (the
+                              next round's pairings need every one) unless force=1
   GET  /api/events            server-sent events: "table" and "link" changes, "audit" after
                               every command (carried out or refused)
 
@@ -228,10 +233,12 @@ POSTS = (
                                          "judge_extend")),
     ("/api/pause", "pause", ("tables", "at_ms")),
     ("/api/resume", "resume", ("tables", "at_ms")),
-    ("/api/extend", "extend", ("table", "ms")),
+    ("/api/extend", "extend", ("table", "tables", "ms")),
     ("/api/collect", "collect", ("round",)),
     ("/api/import", "import", ("table", "round", "events")),
     ("/api/carry", "carry", ("id", "confirm")),
+    ("/api/result", "result", ("table", "round", "take", "result", "wins", "reason")),
+    ("/api/round/close", "close_round", ("round", "force")),
 )
 
 
@@ -274,6 +281,10 @@ async def get_results_csv(request):
     desk = request.app[SVC].desk
     q = request.query.get("round")
     round_no = int(q) if q and q.isdigit() else (desk.round["round"] if desk.round else 0)
+    why = desk.store.export_refusal(round_no)
+    if why and request.query.get("force") != "1":
+        return web.json_response({"error": why, "missing": desk.store.missing(round_no)},
+                                 status=409)
     return web.Response(text=desk.store.results_csv(round_no), content_type="text/csv")
 
 

@@ -38,26 +38,38 @@ def do_sheet(a):
     from duelclock_desk.sheet_text import render_text
     from duelclock_desk.sheet_html import render_html
     from duelclock_desk.verification import replayed
+    from duelclock_desk import decisions
     store = _store(a)
     round_no = a.round or (store.current_round() or {}).get("round", 0)
+    decided = store.decision(a.table, round_no)
     try:
         r = replayed(store.events(a.table, round_no), with_sheet=True)
     except RecordError as e:
-        raise client.CliError("no record of table %d round %d in %s (%s)"
-                              % (a.table, round_no, a.store, e))
+        if decided is None:
+            raise client.CliError("no record of table %d round %d in %s (%s)"
+                                  % (a.table, round_no, a.store, e))
+        r = None        # a dead table's result typed in: the decision is the whole sheet
     who = {"event": store.event()["name"], "table": a.table,
            "names": store.pairings(round_no).get(a.table),
            "carried": store.carries(round_no, a.table)}
     flags = store.flags(a.table, round_no)
     if a.html:
-        page = render_html(r.sheet, r.match.verdict(),
-                           title="table %d, round %d" % (a.table, round_no), **who)
+        tail = decisions.html(decided) + record_flags.html(flags)
+        if r is None:
+            page = "<!doctype html><html><head><meta charset=\"utf-8\"><title>table %d, " \
+                   "round %d</title></head><body><h1>table %d, round %d</h1><p>No record " \
+                   "stored.</p></body></html>\n" % (a.table, round_no, a.table, round_no)
+        else:
+            page = render_html(r.sheet, r.match.verdict(),
+                               title="table %d, round %d" % (a.table, round_no), **who)
         with open(a.html, "w", encoding="utf-8") as f:
-            f.write(page.replace("</body>", record_flags.html(flags) + "</body>"))
+            f.write(page.replace("</body>", tail + "</body>"))
         print("wrote", a.html)
     else:
-        sys.stdout.write(render_text(r.sheet, **who)
-                         + "".join(l + "\n" for l in record_flags.lines(flags)))
+        head = render_text(r.sheet, **who) if r else \
+            "table %d, round %d: no record stored\n" % (a.table, round_no)
+        sys.stdout.write(head + "".join(l + "\n" for l in decisions.lines(decided)
+                                        + record_flags.lines(flags)))
 
 
 def _store(a):
@@ -95,8 +107,11 @@ def do_desk(a):
 
 
 def _args_round(p):
-    p.add_argument("action", choices=("start",))
-    p.add_argument("--round", type=int, required=True)
+    p.add_argument("action", choices=("start", "close"),
+                   help="start: a round on all tables or some; close: the running round, "
+                        "refused while a table is unfinished, unverified or flagged")
+    p.add_argument("--round", type=int, help="start: the round (required); close: a check")
+    p.add_argument("--force", action="store_true", help="close: close it all the same")
     p.add_argument("--kind", choices=("swiss", "elimination"), default="swiss")
     p.add_argument("--tables", type=client.tables, help="1-40, 1-10,17 (default: all)")
     p.add_argument("--at", default="now", help="now, +90s, +2m or HH:MM[:SS] (default now)")
@@ -114,6 +129,14 @@ def _args_round(p):
 
 
 def do_round(a):
+    if a.action == "close":
+        out = client.api(a, "/api/round/close", {"round": a.round, "force": a.force})
+        from duelclock_desk.commands import open_text
+        print("round %d closed at desk time %s (%s)" % (
+            out["round"], client.clock(out["closed_ms"]), open_text(out)))
+        return
+    if a.round is None:
+        raise client.CliError("round start needs --round N")
     out = client.api(a, "/api/round/start", {
         "round": a.round, "kind": a.kind, "tables": a.tables, "at": a.at, "limit_s": a.limit,
         "cap_s": a.cap, "extra_turns": a.extra_turns, "seating": a.seating, "rules": a.rules,
@@ -139,14 +162,58 @@ def do_resume(a):
 
 
 def _args_extend(p):
-    p.add_argument("--table", type=int, required=True)
+    which = p.add_mutually_exclusive_group()
+    which.add_argument("--table", type=int, help="one table")
+    which.add_argument("--tables", type=client.tables,
+                       help="some tables: 1-40, 1-10,17 (without --table or --tables: "
+                            "every table of the round)")
     p.add_argument("--minutes", type=float, required=True)
     client.add_desk_arg(p)
 
 
 def do_extend(a):
-    out = client.api(a, "/api/extend", {"table": a.table, "ms": int(round(a.minutes * 60000))})
-    print("table %d: %s more" % (out["table"], client.clock(out["ms"])))
+    body = {"ms": int(round(a.minutes * 60000))}
+    if a.table is not None:
+        body["table"] = a.table
+    elif a.tables is not None:
+        body["tables"] = a.tables
+    out = client.api(a, "/api/extend", body)
+    if out["table"] is not None:
+        print("table %d: %s more" % (out["table"], client.clock(out["ms"])))
+    else:
+        print("%d tables (%s): %s more each" % (len(out["tables"]),
+                                                ",".join(map(str, out["tables"])),
+                                                client.clock(out["ms"])))
+
+
+def _args_result(p):
+    p.add_argument("--table", type=int, required=True)
+    p.add_argument("--round", type=int, help="default: the current round")
+    how = p.add_mutually_exclusive_group(required=True)
+    how.add_argument("--take", choices=("table", "replay"),
+                     help="settle a mismatch or a record flagged changed or late: the "
+                          "table's verdict or the desk's replay")
+    how.add_argument("--result", choices=("A", "B", "double_loss"),
+                     help="type the result (from the paper sheet), with --wins")
+    p.add_argument("--wins", type=client.wins, help="duel wins A-B, as 2-1")
+    p.add_argument("--reason", required=True, help="why (kept with who and when)")
+    client.add_desk_arg(p)
+
+
+def do_result(a):
+    if (a.result is None) != (a.wins is None):
+        raise client.CliError("--result and --wins go together")
+    body = {"table": a.table, "round": a.round, "reason": a.reason}
+    if a.take:
+        body["take"] = a.take
+    else:
+        body.update(result=a.result, wins={"A": a.wins[0], "B": a.wins[1]})
+    out = client.api(a, "/api/result", body)
+    print("table %d round %d: %s %d-%d, %s (%s): %s" % (
+        out["table"], out["round"], out["result"], out["wins"]["A"], out["wins"]["B"],
+        "entered by the head judge" if out["how"] == "entered" else "overridden",
+        {"table": "the table's verdict", "replay": "the desk's replay",
+         "typed": "typed in"}[out["taken"]], out["reason"]))
 
 
 def _args_status(p):
@@ -192,12 +259,18 @@ def _args_export(p):
     p.add_argument("--csv", action="store_true", required=True, help="CSV (the only format)")
     p.add_argument("--round", type=int, help="default: the latest round")
     p.add_argument("--out", metavar="FILE", help="default: standard output")
+    p.add_argument("--force", action="store_true",
+                   help="export though some table has no final result yet")
     client.add_store_arg(p)
 
 
 def do_export(a):
     store = _store(a)
-    text = store.results_csv(a.round or (store.current_round() or {}).get("round", 0))
+    round_no = a.round or (store.current_round() or {}).get("round", 0)
+    why = store.export_refusal(round_no)
+    if why and not a.force:
+        raise client.CliError(why.replace("forcing", "--force"))
+    text = store.results_csv(round_no)
     if a.out:
         with open(a.out, "w", encoding="utf-8", newline="") as f:
             f.write(text)
@@ -300,10 +373,12 @@ COMMANDS = {
     "replay": (do_replay, _args_replay, "print the verdict JSON of a match record"),
     "sheet": (do_sheet, _args_sheet, "print the written-style LP sheet of a match record"),
     "desk": (do_desk, _args_desk, "run the desk: links, clock sync, store, local API"),
-    "round": (do_round, _args_round, "start a round on all tables or some"),
+    "round": (do_round, _args_round, "start a round on all tables or some, or close it"),
     "pause": (do_pause, _args_pause, "pause the round clock on all tables or some"),
     "resume": (do_resume, _args_pause, "resume the round clock on all tables or some"),
-    "extend": (do_extend, _args_extend, "give one table extra time"),
+    "extend": (do_extend, _args_extend, "give one table, some or every table extra time"),
+    "result": (do_result, _args_result,
+               "the head judge's result: settle a mismatch, type one in (audited, with why)"),
     "status": (do_status, _args_status, "every table: link, sync, phase, score, LP, time, alerts"),
     "collect": (do_collect, _args_collect, "check every result of a round against its record"),
     "carry": (do_carry, _args_carry,

@@ -46,6 +46,14 @@ def duration_s(text):
     return int(round(value * (unit or 60)))
 
 
+def wins(text):
+    """"2-1" -> (2, 1): duel wins of A and B."""
+    a, _, b = text.partition("-")
+    if not (a.isdigit() and b.isdigit()):
+        raise argparse.ArgumentTypeError("wins are A-B, as 2-1: %r" % text)
+    return int(a), int(b)
+
+
 def pairings(path):
     """A CSV file of table,player_a,player_b (a header line is skipped) -> [[t, a, b]]."""
     out = []
@@ -117,14 +125,16 @@ def status_lines(st):
     head = "event %s  boot %d  " % (st["event"], st["boot"])
     head += ("round %d (%s) started at %s" % (r["round"], r["kind"], clock(r["start_ms"]))
              if r else "no round")
+    if r and r.get("closed_ms") is not None:
+        head += ", closed at %s" % clock(r["closed_ms"])
     out = [head, "unfinished: %d  drops: %s" % (
         len(st["unfinished"]), " ".join("%s=%d" % kv for kv in st["drops"].items() if kv[1])
         or "none")]
-    out.append("%5s %-24s %-10s %-12s %5s %-11s %7s %-8s  %s" % (
+    out.append("%5s %-24s %-10s %-12s %5s %-11s %7s %-10s  %s" % (
         "table", "link", "sync", "phase", "score", "LP", "left", "verified", "alerts"))
     for v in st["tables"]:
         wins, lp = v["wins"], v["lp"]
-        out.append("%5d %-24s %-10s %-12s %5s %-11s %7s %-8s  %s" % (
+        out.append("%5d %-24s %-10s %-12s %5s %-11s %7s %-10s  %s" % (
             v["table"], (v["link"] or "-")[:24], _sync(v), v["phase"] or "-",
             "%d-%d" % (wins["A"], wins["B"]) if wins else "-",
             "%d/%d" % (lp["A"], lp["B"]) if lp else "-",

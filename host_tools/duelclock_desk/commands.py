@@ -11,6 +11,7 @@ round's commands by the re-push (protocol.py, "state").
 A round started with pairings that name a player takes every ready carry of that player
 (verification.py makes them): its round message to that table holds the penalty in `pens`.
 """
+import json
 import time
 
 from duelclock.core import wire
@@ -23,6 +24,9 @@ from duelclock_desk.protocol import MAX_RECORD_EVENTS
 from duelclock_desk.verification import replayed
 
 MIN_EXTEND_MS, MAX_EXTEND_MS = 1000, 3600000   # as the record's `extend` event takes
+RESULTS = ("A", "B", "double_loss")            # a finished match's result (events.md)
+MAX_WINS = 9
+MAX_REASON = 200           # characters of a head judge's reason
 SIG_BYTES = len(',"sig":""') + 64 + 1     # what signing adds to a canonical message, "\n" in
 
 
@@ -59,12 +63,16 @@ def parse_at(text, now_ms, epoch_unix_ms):
 
 class Commands:
     """Uses of Desk: store, event, round, _cmds, pushed, route, now_ms; send_to(),
-    send_lines(), _build() and verify() (protocol.py)."""
+    send_lines(), _build(), _ack() and verify() (protocol.py). `who`: who runs the command
+    being carried out (run() sets it)."""
+
+    who = None
 
     def run(self, who, name, args):
         """Carry out command `name` (start_round, pause, resume, extend, collect, import,
-        carry) with keyword `args`, audited; its result, or CommandError (audited as
-        refused)."""
+        carry, result, close_round) with keyword `args`, audited; its result, or CommandError
+        (audited as refused)."""
+        self.who = who
         try:
             out = getattr(self, "cmd_" + name)(**args)
         except ValueError as e:        # CommandError, or a field the Encoder refused
@@ -88,6 +96,8 @@ class Commands:
             raise CommandError("the round is a number from 1")
         if cur and round < cur["round"]:
             raise CommandError("round %d is running; rounds only go up" % cur["round"])
+        if cur and round == cur["round"] and cur["closed_ms"] is not None:
+            raise CommandError("round %d is closed; the next round is %d" % (round, round + 1))
         if kind not in KINDS:
             raise CommandError("kind is swiss or elimination")
         if rules is not None and rules not in RULE_SETS:
@@ -155,24 +165,44 @@ class Commands:
         return self._pause_resume("resume", tables, at_ms)
 
     def _pause_resume(self, k, tables, at_ms):
-        self._running()
+        r = self._running()
         at = self.now_ms() if at_ms is None else at_ms
         if type(at) is not int:
             raise CommandError("at_ms is desk ms")
-        self._cmd(k, {"at_ms": at}, _check_tables(tables))
-        return {"at_ms": at}
+        tables = _check_tables(tables)
+        self._cmd(k, {"at_ms": at}, r["tables"] if tables is None else tables)
+        return {"at_ms": at, "tables": tables}
 
-    def cmd_extend(self, table, ms):
+    def cmd_extend(self, ms=None, table=None, tables=None):
+        """Extra time for one table, a list, or (neither) every table of the round: each
+        table its own signed command, so each journals its own extension."""
         r = self._running()
+        if type(ms) is not int or not MIN_EXTEND_MS <= ms <= MAX_EXTEND_MS:
+            raise CommandError("an extension is 1 s to 60 min")
+        if table is not None and tables is not None:
+            raise CommandError("extend takes a table or tables, not both")
+        at = self.now_ms()          # each table journals it at this instant (its at_ms)
+        fields = {"round": r["round"], "ms": ms, "at_ms": at}
+        if table is not None:
+            self._check_in_round(r, table)
+            self._cmd("extend", fields, tbl=table)
+            return {"table": table, "tables": [table], "ms": ms, "at_ms": at}
+        if tables is None:
+            tables = [t for t in self._round_tables(r) if self.in_round(t)]
+            if not tables:
+                raise CommandError("no table has round %d yet" % r["round"])
+        else:
+            tables = _check_tables(tables)
+            for t in tables:
+                self._check_in_round(r, t)
+        self._cmd("extend", fields, tables)
+        return {"table": None, "tables": tables, "ms": ms, "at_ms": at}
+
+    def _check_in_round(self, r, table):
         known = type(table) is int and (self.store.table(table) is not None
                                         or table in self.store.pairings(r["round"]))
         if not known or not self.in_round(table):
             raise CommandError("table %s is not in round %d" % (table, r["round"]))
-        if type(ms) is not int or not MIN_EXTEND_MS <= ms <= MAX_EXTEND_MS:
-            raise CommandError("an extension is 1 s to 60 min")
-        at = self.now_ms()
-        self._cmd("extend", {"round": r["round"], "ms": ms, "at_ms": at}, tbl=table)
-        return {"table": table, "ms": ms, "at_ms": at}
 
     def cmd_collect(self, round=None):
         """Check every result of the round again (replay, penalties, ack); what is there."""
@@ -186,9 +216,12 @@ class Commands:
             if res["result"] is not None and res["verified"] != "ok":
                 self.verify(res["tbl"], r["round"])
         by = {}
-        for res in self.store.results(r["round"]):
-            by.setdefault(res["verified"] or "no result", []).append(res["tbl"])
         have = {res["tbl"] for res in results}
+        for tbl in sorted(have | set(self.store.expected(r["round"]))):
+            st = self.store.standing(tbl, r["round"])
+            if st != "no result" or tbl in have:
+                by.setdefault("no result" if st == "playing" else st, []).append(tbl)
+                have.add(tbl)
         missing = [t for t in self._round_tables(r) if t not in have]
         return {"round": r["round"], "results": by, "missing": missing}
 
@@ -208,7 +241,9 @@ class Commands:
             raise CommandError(str(e))
         if match.round_no != round:
             raise CommandError("the record is of round %d, not %d" % (match.round_no, round))
-        self.store.add_events(table, round, 0, events, len(events))
+        closed = self.store.round(round)
+        self.store.add_events(table, round, 0, events, len(events), self.now_ms(),
+                              closed_ms=closed and closed["closed_ms"])
         verdict = match.verdict()
         if verdict["result"] != "pending":
             self.store.report_result(table, round, {"result": verdict["result"],
@@ -224,6 +259,124 @@ class Commands:
             return sorted(r["tables"])
         known = {t["tbl"] for t in self.store.tables()} | set(self.store.pairings(r["round"]))
         return sorted(known)
+
+    # --- the head judge's last word ------------------------------------------------------------
+
+    def cmd_result(self, table=None, reason=None, round=None, take=None, result=None, wins=None):
+        """The head judge's result for `table` in `round` (default: the current one), with a
+        reason: `take` "table" (its reported verdict) or "replay" (the desk's replay of its
+        record) to settle a mismatch or a record flagged changed or late (once confirmed
+        with the players), or a typed `result` and `wins` {"A": n, "B": n} (from
+        the paper sheet: a table with no record, a partial one, or any result overridden).
+        A new version in the store (result_versions); the table's own record and report
+        stay. A settled mismatch whose record the desk holds whole is acked: the table may
+        rotate the match out."""
+        r = self.store.round(round) if type(round) is int else (
+            self.round if round is None else None)
+        if r is None:
+            raise CommandError("no such round: %r" % (round,))
+        round_no = r["round"]
+        if type(table) is not int or not 1 <= table <= wire.MAX_TABLE:
+            raise CommandError("the table is a number from 1 to %d" % wire.MAX_TABLE)
+        if table not in self._tables_of(r):
+            raise CommandError("table %d has no match in round %d" % (table, round_no))
+        if type(reason) is not str or not reason.strip() or len(reason) > MAX_REASON:
+            raise CommandError("a reason is 1 to %d characters: why the head judge decides"
+                               % MAX_REASON)
+        res = self.store.result(table, round_no)
+        reported = res if res and res["result"] is not None else None
+        if take is not None:
+            if result is not None or wins is not None:
+                raise CommandError("take a verdict or type a result, not both")
+            if take not in ("table", "replay"):
+                raise CommandError("take is table or replay")
+            flagged = {f[1] for f in self.store.flags(table, round_no)} & {"changed", "late"}
+            if not reported or (res["verified"] != "mismatch" and not flagged):
+                raise CommandError("table %d round %d has no mismatch or flagged record to "
+                                   "settle (it is %s): type the result" % (
+                                       table, round_no, self.store.standing(table, round_no)))
+            if take == "table":
+                result, wins = res["result"], {"A": res["wins_a"], "B": res["wins_b"]}
+            else:
+                verdict = json.loads(res["verdict"]) if res["verdict"] else None
+                if verdict is None or verdict["result"] == "pending":
+                    raise CommandError("the record of table %d does not replay to a finished "
+                                       "match (%s): take the table's, or type the result"
+                                       % (table, res["note"]))
+                result, wins = verdict["result"], verdict["wins"]
+        else:
+            if result not in RESULTS:
+                raise CommandError("the result is one of %s" % ", ".join(RESULTS))
+            if type(wins) is not dict or set(wins) != {"A", "B"} or not all(
+                    type(n) is int and 0 <= n <= MAX_WINS for n in wins.values()):
+                raise CommandError("wins are {A: n, B: n}, 0 to %d each" % MAX_WINS)
+        how = "overridden" if reported else "entered"
+        version = self.store.add_version(
+            table, round_no, "judge", how, take or "typed", result, wins["A"], wins["B"],
+            reported and reported["events"], self.who, reason.strip(), unix_ms(),
+            self.now_ms())
+        if reported and res["verified"] == "mismatch" and res["acked_events"] is None \
+                and self.store.event_count(table, round_no) >= res["events"]:
+            self.store.commit()                # decided for good before the table forgets
+            self._ack(table, round_no, res["events"])
+        view = self.table_view(table)
+        if view is not None:
+            self.on_change("table", view)
+        return {"table": table, "round": round_no, "result": result, "wins": wins, "how": how,
+                "taken": take or "typed", "reason": reason.strip(), "who": self.who,
+                "version": version}
+
+    def _tables_of(self, r):
+        # The tables with a match in round r: paired, sent its round, or with a result.
+        tables = set(self.store.pairings(r["round"])) | set(self.store.expected(r["round"]))
+        cmds = self._cmds if self.round and r["round"] == self.round["round"] \
+            else self.store.cmds(r["round"])
+        for k, t, fields in cmds:
+            if k == "round":
+                tables |= {t} if t else set(fields.get("tables") or self._round_tables(r))
+        return tables
+
+    def cmd_close_round(self, round=None, force=False):
+        """Close the running round (the head judge ends it): refused, with what is open,
+        while a table is unfinished, unverified or flagged, unless `force`. Records that
+        arrive later are stored and flagged "after close"."""
+        r = self._running()
+        if round is not None and round != r["round"]:
+            raise CommandError("round %d is the running round, not %r" % (r["round"], round))
+        if type(force) is not bool:
+            raise CommandError("force is true or false")
+        still = self.open_items(r["round"])
+        if any(still.values()) and not force:
+            raise CommandError("round %d is not done: %s; --force closes it anyway"
+                               % (r["round"], open_text(still)))
+        now = self.now_ms()
+        self.store.close_round(r["round"], now)
+        self.round = self.store.current_round()
+        for t in self.store.tables():
+            self.on_change("table", self.table_view(t["tbl"]))
+        return dict(still, round=r["round"], closed_ms=now)
+
+    def open_items(self, round_no):
+        """What stands between a round and its close: {unfinished: [tbl] (no result, still
+        playing), unverified: [tbl] (a result whose record is incomplete), flagged: [[tbl,
+        why]] (a mismatch unsettled, a record flagged and not decided by the head judge),
+        carries: [id] (awaiting the head judge)}."""
+        out = {"unfinished": [], "unverified": [], "flagged": [], "carries": []}
+        for tbl in self.store.expected(round_no):
+            st = self.store.standing(tbl, round_no)
+            if st in ("no result", "playing"):
+                out["unfinished"].append(tbl)
+            elif st == "incomplete":
+                out["unverified"].append(tbl)
+            elif st == "mismatch":
+                out["flagged"].append([tbl, "mismatch"])
+            if st not in ("entered", "overridden"):
+                kinds = sorted({f[1] for f in self.store.flags(tbl, round_no)} - {"after_close"})
+                if kinds:
+                    out["flagged"].append([tbl, "record " + "/".join(kinds)])
+        out["carries"] = [c["id"] for c in self.store.carries()
+                          if c["from_round"] == round_no and c["state"] == "confirm"]
+        return out
 
     # --- the round's commands, as the tables are given them ---------------------------------
 
@@ -283,6 +436,20 @@ class Commands:
             if c[0] in ("pause", "resume") and _concerns(tbl, c):
                 paused = c[0] == "pause"
         return paused
+
+
+def open_text(still):
+    """open_items() as one line: "unfinished: tables 3, 5; flagged: 2 (mismatch)"."""
+    parts = []
+    for what in ("unfinished", "unverified"):
+        if still[what]:
+            parts.append("%s: tables %s" % (what, ", ".join(map(str, still[what]))))
+    if still["flagged"]:
+        parts.append("flagged: " + ", ".join("%d (%s)" % (t, why) for t, why in still["flagged"]))
+    if still["carries"]:
+        parts.append("carried penalties awaiting the head judge: " +
+                     ", ".join(map(str, still["carries"])))
+    return "; ".join(parts) or "nothing open"
 
 
 def _concerns(tbl, cmd):

@@ -8,7 +8,8 @@ api.py's, what the service keeps in memory for it, and the guard in front of the
                              history, and the LP sheet of the stored record replayed; printable
   GET  /api/room             /api/status, each table with what Watch adds, and the desk speed
   GET  /api/audit?limit=N    the audit log, newest first
-  GET  /api/results?round=N  the rows of /api/results.csv as JSON
+  GET  /api/results?round=N  the rows of /api/results.csv as JSON, the head judge's decisions
+                             and the tables with no final result yet
   GET  /login, POST /login   --lan only: the desk token form (sets the token cookie)
 
 Every control of the page posts to api.py's endpoints: the same commands the CLI sends.
@@ -40,6 +41,7 @@ import ipaddress
 import json
 import os
 import secrets
+import time
 from collections import deque
 from html import escape
 
@@ -47,7 +49,7 @@ from aiohttp import web
 
 from duelclock.core.replay import RecordError
 from duelclock.core.sheet import LONG_TURN_MS, clock
-from duelclock_desk import record_flags
+from duelclock_desk import decisions, record_flags
 from duelclock_desk.sheet_html import CSS as SHEET_CSS
 from duelclock_desk.sheet_html import render_html
 from duelclock_desk.verification import replayed
@@ -235,10 +237,24 @@ def _round_no(request):
 
 
 async def get_results(request):
-    """The results CSV as JSON rows: the page's table is what the CSV export holds."""
+    """The results CSV as JSON rows (the page's table is what the CSV export holds); for
+    each row the head judge's decision ({how, reason} or null), the verification as stored
+    and whether its record came after the close (what the CSV's verified says in words);
+    and the tables with no final result yet ([table, standing]: the export waits for
+    them)."""
     round_no = _round_no(request)
-    rows = list(csv.reader(io.StringIO(request.app[DASH].desk.store.results_csv(round_no))))
-    return web.json_response({"round": round_no, "columns": rows[0], "rows": rows[1:]})
+    store = request.app[DASH].desk.store
+    rows = list(csv.reader(io.StringIO(store.results_csv(round_no))))
+    decided, verified, late = [], [], []
+    for row in rows[1:]:
+        tbl = int(row[0])
+        d = store.decision(tbl, round_no)
+        decided.append({"how": d["how"], "reason": d["reason"]} if d else None)
+        verified.append((store.result(tbl, round_no) or {}).get("verified"))
+        late.append(store.after_close(tbl, round_no))
+    return web.json_response({"round": round_no, "columns": rows[0], "rows": rows[1:],
+                              "decided": decided, "verified": verified, "after_close": late,
+                              "missing": store.missing(round_no)})
 
 
 # --- pages ------------------------------------------------------------------------------------
@@ -313,16 +329,42 @@ def _now(view):
                    ("alerts", "Alerts", alerts or _h(None))]) + "</section>")
 
 
-def _result(res, stored):
+def _result(res, stored, decided, versions):
     verified = res.get("verified") or "none"
+    final = ('<span class="verified" data-i18n="v_%s">%s</span>: %s %d&ndash;%d'
+             % (decided["how"], decided["how"], _h(decided["result"]), decided["wins_a"],
+                decided["wins_b"])) if decided else None
     reported = ("%s %s&ndash;%s" % (_h(res["result"]), _h(res["wins_a"]), _h(res["wins_b"]))
                 if res.get("result") else '<span data-i18n="none_yet">none yet</span>')
-    return ('<section id="result"><h2 data-i18n="result">Result</h2>' + _dl([
+    return ('<section id="result"><h2 data-i18n="result">Result</h2>' + _dl(
+        ([("head_judge_result", "Result by the head judge", final)] if final else []) + [
         ("reported", "Reported", reported),
         ("events_stored", "Record events", "%d / %s" % (stored, _h(res.get("total")))),
         ("verification", "Verification", '<span class="verified" data-i18n="v_%s">%s</span>'
          ' &middot; %s' % (escape(verified), escape(verified), _h(res.get("note")))),
-        ("acked", "Acked events", _h(res.get("acked_events")))]) + "</section>")
+        ("acked", "Acked events", _h(res.get("acked_events")))]) + _versions(versions)
+        + "</section>")
+
+
+def _versions(versions):
+    # Every version of the result, oldest first: the table's reports, the head judge's.
+    if not any(v["source"] == "judge" for v in versions):
+        return ""
+    out = ['<table id="versions"><caption data-i18n="versions">Versions of the result'
+           '</caption><tr><th data-i18n="by">Who</th><th data-i18n="col_result">Result</th>'
+           '<th data-i18n="pen_note">Note</th></tr>']
+    for v in versions:
+        if v["source"] == "table":
+            who, note = '<span data-i18n="the_table">the table</span>', _h(None)
+        else:
+            who = "%s &middot; %s" % (_h(v["who"]), escape(time.strftime(
+                "%H:%M", time.localtime(v["unix_ms"] / 1000))))
+            note = '<span data-i18n="v_%s">%s</span> (%s): %s' % (
+                v["how"], v["how"], escape(decisions.TAKEN[v["taken"]]), _h(v["reason"]))
+        out.append('<tr data-source="%s"><td>%s</td><td>%s %d&ndash;%d</td><td>%s</td></tr>' % (
+            v["source"], who, _h(v["result"]), v["wins_a"], v["wins_b"], note))
+    out.append("</table>")
+    return "".join(out)
 
 
 def _penalties(pens):
@@ -381,7 +423,8 @@ def table_page(svc, tbl, round_no):
     sheet = _sheet(events, tbl, round_no, desk.event["name"], names,
                    store.carries(round_no, tbl))
     if sheet is not None:
-        sheet += record_flags.html(store.flags(tbl, round_no))
+        sheet += decisions.html(store.decision(tbl, round_no)) + \
+            record_flags.html(store.flags(tbl, round_no))
     out = ['<!doctype html><html lang="en"><head><meta charset="utf-8">',
            '<meta name="viewport" content="width=device-width, initial-scale=1">',
            "<title>Table %d, round %d</title>" % (tbl, round_no),
@@ -399,7 +442,9 @@ def table_page(svc, tbl, round_no):
            '<span data-i18n="round">Round</span> %d</h1>' % (tbl, round_no)]
     if names:
         out.append('<p class="players">A: %s &middot; B: %s</p>' % (_h(names[0]), _h(names[1])))
-    out += ["</header>", _now(view), _result(store.result(tbl, round_no) or {}, len(events)),
+    out += ["</header>", _now(view),
+            _result(store.result(tbl, round_no) or {}, len(events),
+                    store.decision(tbl, round_no), store.versions(tbl, round_no)),
             _penalties(store.penalties(tbl, round_no)), _sync(svc.watch.sync_history(tbl)),
             '<section id="sheet" class="sheet"><h2 data-i18n="lp_sheet">LP sheet</h2>',
             sheet or '<p data-i18n="no_record">No record stored yet: a table sends its record '

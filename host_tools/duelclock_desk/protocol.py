@@ -11,7 +11,9 @@ A table's report, once Decoder-checked (signed by that table, fresh seq):
             an index re-sent with another body is "record changed" at once (both kept, both
             on the sheet), an event received over LATE_MS after its own time is "late
             entry" (entered while the table was not connected, or made up since: the judge
-            confirms it with the players); the verification's note repeats them
+            confirms it with the players), one first received after the head judge closed
+            the round "after close" (stored all the same); the verification's note repeats
+            them
   result -> stored; verified (verification.py): "ok" is acked, "mismatch" never is,
             "incomplete" is checked again as records arrive (the table resends what is not
             acked; the protocol has no request message)
@@ -125,7 +127,8 @@ class Protocol:
         r = self.round
         start = r if r and r["round"] == round_no else self.store.round(round_no)
         self.store.add_events(tbl, round_no, first, msg["events"], msg["total"], rx_ms,
-                              start and start["start_ms"], LATE_MS, NOT_LATE)
+                              start and start["start_ms"], LATE_MS, NOT_LATE,
+                              start and start["closed_ms"])
         # Shown at once: its results row, its flags (a record no longer comes with a state).
         self.on_change("table", self.table_view(tbl))
         r = self.store.result(tbl, round_no)

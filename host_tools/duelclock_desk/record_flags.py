@@ -1,7 +1,8 @@
 """What the judge must see beside a record's LP sheet (store.record_flags, issue 15): events
 the table re-sent with another body ("record changed on the table": the desk's first copy,
 which the sheet replays, and the table's version) and events that reached the desk long
-after their own time ("entered while not connected": confirm them with the players)."""
+after their own time ("entered while not connected": confirm them with the players), and
+events that reached the desk after the head judge closed the round ("after the close")."""
 import json
 from html import escape
 
@@ -13,9 +14,16 @@ def lines(flags):
     if not flags:
         return []
     out = ["Record integrity: %d flag(s) for the judge" % len(flags)]
+    closed = [(idx, int(detail)) for idx, kind, detail, _ in flags if kind == "after_close"]
+    if closed:      # one line: a record that arrives after the close arrives whole
+        out.append("%d event(s), #%d to #%d, reached the desk after the round was closed "
+                   "(up to %s after)" % (len(closed), closed[0][0], closed[-1][0],
+                                         clock(max(d for _, d in closed))))
     for idx, kind, detail, first in flags:
         t = json.loads(first).get("t")
         at = "#%d at %s" % (idx, clock(t) if type(t) is int else "?")
+        if kind == "after_close":
+            continue
         if kind == "changed":
             out.append("%s changed on the table after the desk had it:" % at)
             out.append("    desk's copy (on the sheet): %s" % first)

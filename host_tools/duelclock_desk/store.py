@@ -14,7 +14,9 @@ What lives here, table by table:
              last state (JSON), sync age and error, last report seq (Decoder seen= after a
              restart).
   rounds     one row per round started: kind, start, limit, cap, extra turns, seating, rules,
-             language, the tables it covers (JSON list, NULL: all), state (running/closed).
+             language, the tables it covers (JSON list, NULL: all), state (running/closed),
+             closed_ms: desk ms of the head judge's `round close` (NULL: closed, if at all,
+             by the next round's start).
   round_cmds every round-control command as sent (k, tbl, fields JSON), in order: what the
              desk re-pushes to a table that lost its round.
   pairings   player names per table per round.
@@ -22,6 +24,12 @@ What lives here, table by table:
              chunk stores each event once.
   results    per table and round: record total announced, reported result, the desk's
              replay verdict and whether it matches (verified: ok/mismatch/incomplete).
+             The table's own word: a head judge's decision never changes it.
+  result_versions  every version of a result, never changed once written: each result a
+             table reported ("table", how "reported") and each the head judge gave ("judge",
+             how "entered": the table had reported none; "overridden": it had), with what
+             the judge took (the table's verdict, the desk's replay, or typed), who, when
+             and why. The latest judge version is the round's result for that table.
   penalties  the penalties in force in the replayed record (after_match: given once the
              match was over, events.md).
   carries    a duel_loss or match_loss given after a match, carried to the player's next
@@ -54,7 +62,8 @@ CREATE TABLE IF NOT EXISTS rounds (
     round INTEGER PRIMARY KEY, kind TEXT NOT NULL, start_ms INTEGER NOT NULL,
     limit_s INTEGER NOT NULL, cap_s INTEGER NOT NULL, extra_turns INTEGER NOT NULL,
     seating INTEGER NOT NULL, rules TEXT, lang TEXT, tables TEXT,
-    state TEXT NOT NULL, retained BLOB);   -- retained: unused since issue 15 (no broadcast)
+    state TEXT NOT NULL, retained BLOB,   -- retained: unused since issue 15 (no broadcast)
+    closed_ms INTEGER);
 CREATE TABLE IF NOT EXISTS round_cmds (
     id INTEGER PRIMARY KEY, round INTEGER NOT NULL, k TEXT NOT NULL, tbl INTEGER NOT NULL,
     fields TEXT NOT NULL);
@@ -72,6 +81,12 @@ CREATE TABLE IF NOT EXISTS results (
     result TEXT, wins_a INTEGER, wins_b INTEGER, events INTEGER, received_ms INTEGER,
     verified TEXT, note TEXT, verdict TEXT, acked_events INTEGER,
     PRIMARY KEY (tbl, round));
+CREATE TABLE IF NOT EXISTS result_versions (
+    id INTEGER PRIMARY KEY, tbl INTEGER NOT NULL, round INTEGER NOT NULL,
+    source TEXT NOT NULL, how TEXT NOT NULL, taken TEXT, result TEXT NOT NULL,
+    wins_a INTEGER NOT NULL, wins_b INTEGER NOT NULL, events INTEGER, who TEXT, reason TEXT,
+    unix_ms INTEGER, desk_ms INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS result_versions_of ON result_versions (round, tbl);
 CREATE TABLE IF NOT EXISTS penalties (
     tbl INTEGER NOT NULL, round INTEGER NOT NULL, n INTEGER NOT NULL, p TEXT NOT NULL,
     kind TEXT NOT NULL, code TEXT NOT NULL, after_match INTEGER NOT NULL DEFAULT 0,
@@ -99,7 +114,12 @@ MEMO = {
     "penalties": "SELECT tbl, p, kind, code, after_match FROM penalties WHERE round = ?%s"
                  " ORDER BY n",
     "carries": "SELECT * FROM carries WHERE round = ?%s ORDER BY id",
+    "decisions": "SELECT * FROM result_versions WHERE source = 'judge' AND round = ?%s"
+                 " ORDER BY id",
 }
+FINAL = ("ok", "entered", "overridden")     # a table's standing that is the round's result
+JUDGE_WORDS = {"entered": "entered by the head judge", "overridden": "overridden"}
+AFTER_CLOSE = " (arrived after the close)"   # the CSV's verified of a record come late
 CSV_COLUMNS = ("table", "round", "player_a", "player_b", "result", "wins_a", "wins_b",
                "penalties", "verified")
 
@@ -131,6 +151,8 @@ class Store:
             # given during the match (the replay can tell again: `duelclock collect`).
             self.db.execute("ALTER TABLE penalties ADD COLUMN after_match INTEGER NOT NULL"
                             " DEFAULT 0")
+        if "closed_ms" not in [r[1] for r in self._all("PRAGMA table_info(rounds)")]:
+            self.db.execute("ALTER TABLE rounds ADD COLUMN closed_ms INTEGER")
         self.db.commit()
         self._load_tables()
         self._rounds = {}          # (what, round) -> {tbl: rows}: _of_round
@@ -284,6 +306,11 @@ class Store:
              int(r["seating"]), r["rules"], r["lang"],
              None if r["tables"] is None else dumps(r["tables"])))
 
+    def close_round(self, round_no, now_ms):
+        """The head judge closed the round at desk time now_ms."""
+        self.db.execute("UPDATE rounds SET state = 'closed', closed_ms = ? WHERE round = ?",
+                        (now_ms, round_no))
+
     def round_tables(self, round_no, tables):
         self.db.execute("UPDATE rounds SET tables = ? WHERE round = ?",
                         (None if tables is None else dumps(tables), round_no))
@@ -309,17 +336,21 @@ class Store:
     # --- records and results ----------------------------------------------------------------
 
     def add_events(self, tbl, round_no, first, events, total, rx_ms=0, start_ms=None,
-                   late_ms=None, not_late=()):
+                   late_ms=None, not_late=(), closed_ms=None):
         """Store events first.. of the record (each index once: the first copy stays); raise
         the announced total. An index re-sent with another body is flagged "changed" (that
         body kept beside the first). With the round's start_ms and late_ms, an event first
         received (desk time rx_ms) more than late_ms after its own time (start_ms + its t) is
-        flagged "late", the delay its detail, unless its "ev" is in not_late (flags())."""
+        flagged "late", the delay its detail, unless its "ev" is in not_late (flags()).
+        With the round's closed_ms (the head judge closed it), an event first received after
+        it is flagged "after_close", rx_ms - closed_ms its detail."""
         flags = []
         for i, ev in enumerate(events):
             idx, body = first + i, dumps(ev)
             if self.db.execute("INSERT OR IGNORE INTO records VALUES (?, ?, ?, ?)",
                                (tbl, round_no, idx, body)).rowcount:
+                if closed_ms is not None and rx_ms >= closed_ms:
+                    flags.append((idx, "after_close", str(rx_ms - closed_ms)))
                 delay = None if start_ms is None or type(ev.get("t")) is not int \
                     or ev.get("ev") in not_late else rx_ms - start_ms - ev["t"]
                 if delay is not None and delay > late_ms:
@@ -355,6 +386,10 @@ class Store:
         """[(idx, kind, detail, first copy)] of the record, by index (record_flags)."""
         return [tuple(r)[1:] for r in self._of_round("flags", round_no).get(tbl, ())]
 
+    def after_close(self, tbl, round_no):
+        """Whether some event of the record reached the desk after the round was closed."""
+        return any(f[1] == "after_close" for f in self.flags(tbl, round_no))
+
     def event_count(self, tbl, round_no):
         return self._one("SELECT COUNT(*) FROM records WHERE tbl = ? AND round = ?",
                          (tbl, round_no))[0]
@@ -367,7 +402,85 @@ class Store:
             " events = excluded.events, received_ms = excluded.received_ms",
             (tbl, round_no, msg["result"], msg["wins"]["A"], msg["wins"]["B"], msg["events"],
              now_ms))
+        last = self._one("SELECT result, wins_a, wins_b, events FROM result_versions WHERE"
+                         " tbl = ? AND round = ? AND source = 'table' ORDER BY id DESC LIMIT 1",
+                         (tbl, round_no))
+        now = (msg["result"], msg["wins"]["A"], msg["wins"]["B"], msg["events"])
+        if last is None or tuple(last) != now:          # a resent report is no new version
+            self.add_version(tbl, round_no, "table", "reported", None, now[0], now[1], now[2],
+                             now[3], None, None, None, now_ms)
         self._reload("results", tbl, round_no)
+
+    def add_version(self, tbl, round_no, source, how, taken, result, wins_a, wins_b, events,
+                    who, reason, unix_ms, desk_ms):
+        """Append one version of a result (result_versions); its id."""
+        cur = self.db.execute(
+            "INSERT INTO result_versions (tbl, round, source, how, taken, result, wins_a,"
+            " wins_b, events, who, reason, unix_ms, desk_ms) VALUES"
+            " (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (tbl, round_no, source, how, taken, result, wins_a, wins_b, events, who, reason,
+             unix_ms, desk_ms))
+        self._reload("decisions", tbl, round_no)
+        return cur.lastrowid
+
+    def versions(self, tbl, round_no):
+        """Every version of table tbl's result in round_no, oldest first."""
+        return [dict(r) for r in self._all(
+            "SELECT * FROM result_versions WHERE tbl = ? AND round = ? ORDER BY id",
+            (tbl, round_no))]
+
+    def decision(self, tbl, round_no):
+        """The head judge's latest version of the result (a dict), or None: the table's
+        result stands."""
+        rows = self._of_round("decisions", round_no).get(tbl)
+        return dict(rows[-1]) if rows else None
+
+    def standing(self, tbl, round_no):
+        """Where table tbl's result of round_no stands: the head judge's how ("entered",
+        "overridden") once decided, else the verification ("ok", "mismatch", "incomplete"),
+        "playing" (records, no result yet) or "no result"."""
+        d = self.decision(tbl, round_no)
+        if d:
+            return d["how"]
+        r = self.result(tbl, round_no)
+        if r is None:
+            return "no result"
+        if r["result"] is None:
+            return "playing"
+        return r["verified"] or "incomplete"
+
+    def expected(self, round_no):
+        """The tables that owe round_no a result: those its pairings name; without
+        pairings, those it was started on that the desk has heard from; and every table
+        with a result or a decision in it."""
+        tables = set(self.pairings(round_no))
+        if not tables:
+            r = self.round(round_no)
+            heard = set(self._tables)
+            tables = heard if r is None or r["tables"] is None else heard & set(r["tables"])
+        tables |= {r["tbl"] for r in self._all("SELECT tbl FROM results WHERE round = ?"
+                                               " AND result IS NOT NULL", (round_no,))}
+        tables |= set(self._of_round("decisions", round_no))
+        return sorted(tables)
+
+    def missing(self, round_no):
+        """[(tbl, standing)] of the expected tables whose result is not final (FINAL)."""
+        out = []
+        for tbl in self.expected(round_no):
+            st = self.standing(tbl, round_no)
+            if st not in FINAL:
+                out.append((tbl, st))
+        return out
+
+    def export_refusal(self, round_no):
+        """Why round_no's results are not ready to export (the tournament software pairs
+        the next round from them), or None: each missing table and where it stands."""
+        missing = self.missing(round_no)
+        if not missing:
+            return None
+        return "round %d has no final result at table(s) %s: the next round's pairings " \
+            "need them (the head judge: duelclock result); forcing exports anyway" % (
+                round_no, ", ".join("%d (%s)" % m for m in missing))
 
     def result(self, tbl, round_no):
         rows = self._of_round("results", round_no).get(tbl)
@@ -458,23 +571,33 @@ class Store:
     # --- export -----------------------------------------------------------------------------
 
     def results_csv(self, round_no):
-        """Results of a round for the tournament software: one row per paired table or
-        result, CSV_COLUMNS; penalties as "B warning tardiness; A caution rules_error", one
-        given after the match marked "(after the match)", one carried into this match from
-        round N "(from round N)"."""
+        """Results of a round for the tournament software: one row per paired table,
+        result or head judge's decision, CSV_COLUMNS; penalties as "B warning tardiness; A
+        caution rules_error", one given after the match marked "(after the match)", one
+        carried into this match from round N "(from round N)". A head judge's result is the
+        row's result, its verified "entered by the head judge: REASON" or "overridden:
+        REASON"; a table's record that reached the desk after the round was closed has
+        AFTER_CLOSE after its verified."""
         pairs = self.pairings(round_no)
         results = {r["tbl"]: r for r in self.results(round_no)}
+        decided = self._of_round("decisions", round_no)
         out = io.StringIO()
         w = csv.writer(out, lineterminator="\n")
         w.writerow(CSV_COLUMNS)
-        for tbl in sorted(set(pairs) | set(results)):
+        for tbl in sorted(set(pairs) | set(results) | set(decided)):
             a, b = pairs.get(tbl, ("", ""))
             r = results.get(tbl) or {}
+            verified = r.get("verified") or ""
+            d = self.decision(tbl, round_no)
+            if d:
+                r = d
+                verified = "%s: %s" % (JUDGE_WORDS[d["how"]], d["reason"])
+            elif self.after_close(tbl, round_no):
+                verified += AFTER_CLOSE
             pens = "; ".join("%s %s %s%s" % (x["p"], x["kind"], x["code"], _pen_note(x))
                              for x in self.penalties(tbl, round_no))
             w.writerow((tbl, round_no, a, b, r.get("result") or "",
-                        _blank(r.get("wins_a")), _blank(r.get("wins_b")), pens,
-                        r.get("verified") or ""))
+                        _blank(r.get("wins_a")), _blank(r.get("wins_b")), pens, verified))
         return out.getvalue()
 
 

@@ -58,10 +58,13 @@ def verify(store, tbl, round_no):
         else:
             ok, note = True, "%d events replayed, %d rejected" % (n, len(rep.rejected))
     kinds = [f[1] for f in store.flags(tbl, round_no)]
-    if kinds:
+    if "changed" in kinds or "late" in kinds:
         note += "; %d event(s) changed on the table, %d entered while it was not " \
                 "connected: see the sheet, confirm with the players" % (
                     kinds.count("changed"), kinds.count("late"))
+    if "after_close" in kinds:
+        note += "; %d event(s) reached the desk after the round was closed" \
+                % kinds.count("after_close")
     store.verify(tbl, round_no, "ok" if ok else "mismatch", note, verdict,
                  verdict["penalties"] if verdict else ())
     if verdict:

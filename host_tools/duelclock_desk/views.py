@@ -1,7 +1,11 @@
 """What the judges see: a table's row in `status` (alerts and all), the whole status, one
-table's detail. Read-only over the desk: its store, running round, round commands (paused,
-in the round) and speed; nothing here stores or sends."""
+table's detail. A head judge's decision (store.decision) is a table's result and verified
+("entered", "overridden"), and silences the alerts it settles (mismatch, record flags).
+Read-only over the desk: its store, running round, round commands (paused, in the round)
+and speed; nothing here stores or sends."""
 import json
+
+from duelclock_desk.store import FINAL
 
 SILENT_MS = 15000          # a table heard nothing from this long is shown "silent"
 SYNC_ERR_ALERT_MS = 20     # the Wi-Fi budget (docs/protocol.md)
@@ -24,6 +28,7 @@ def view(desk, t, now):
     if remaining is not None and state.get("phase") not in FROZEN_PHASES and not paused:
         remaining -= age
     res = desk.store.result(t["tbl"], rnd["round"]) if rnd else None
+    decided = desk.store.decision(t["tbl"], rnd["round"]) if rnd else None
     alerts = []
     if not t["online"]:
         alerts.append("offline")
@@ -37,13 +42,15 @@ def view(desk, t, now):
         alerts.append("sync")
     if running and state.get("round", 0) < rnd["round"] and desk.in_round(t["tbl"]):
         alerts.append("no round")
-    if res and res["verified"] == "mismatch":
+    if res and res["verified"] == "mismatch" and not decided:
         alerts.append("mismatch")
     kinds = [f[1] for f in desk.store.flags(t["tbl"], rnd["round"])] if rnd else ()
-    if "changed" in kinds:
+    if "changed" in kinds and not decided:
         alerts.append("record changed")
-    if "late" in kinds:
+    if "late" in kinds and not decided:
         alerts.append("late entry")
+    if "after_close" in kinds:
+        alerts.append("after close")
     if state.get("judge"):
         alerts.append("judge")
     if state.get("locked"):
@@ -60,8 +67,9 @@ def view(desk, t, now):
             "sync_age_ms": sync_age, "sync_err_ms": sync_err, "round": state.get("round"),
             "phase": state.get("phase"), "duel": state.get("duel"), "turn": state.get("turn"),
             "wins": state.get("wins"), "lp": state.get("lp"), "remaining_ms": remaining,
-            "paused": paused, "result": res["result"] if res else None,
-            "verified": res["verified"] if res else None,
+            "paused": paused,
+            "result": decided["result"] if decided else res["result"] if res else None,
+            "verified": decided["how"] if decided else res["verified"] if res else None,
             "recorded": res["total"] if res else 0, "alerts": alerts}
 
 
@@ -72,7 +80,7 @@ def status(desk):
     r = dict(desk.round) if desk.round else None
     unfinished = [v["table"] for v in tables
                   if r and (r["tables"] is None or v["table"] in r["tables"])
-                  and v["verified"] != "ok"]
+                  and v["verified"] not in FINAL]
     return {"event": desk.event["name"], "boot": desk.event["boot"], "desk_ms": now,
             "round": r, "unfinished": unfinished, "drops": desk.drops,
             "carries": desk.store.carries(),
@@ -91,7 +99,9 @@ def table_detail(desk, tbl):
     res = desk.store.result(tbl, round_no)
     if res and res["verdict"]:
         res["verdict"] = json.loads(res["verdict"])
+    decided = desk.store.decision(tbl, round_no)
     out.update(state=json.loads(t["state"]) if t["state"] else None, result_detail=res,
+               decision=decided, versions=desk.store.versions(tbl, round_no),
                events_stored=desk.store.event_count(tbl, round_no),
                penalties=desk.store.penalties(tbl, round_no),
                names=desk.store.pairings(round_no).get(tbl))

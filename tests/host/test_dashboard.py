@@ -15,7 +15,7 @@ from duelclock_desk import dashboard
 from duelclock_desk.api import Service
 from tests.host.browser import CHROMIUM, compare_loosely, launch
 from tests.host.desk_rig import run_desk
-from tests.host.tables import SessionTable, Room, StreamTables
+from tests.host.tables import SessionTable, Room, StreamTables, short_match
 
 playwright = pytest.importorskip("playwright.async_api")
 if not os.path.exists(CHROMIUM):
@@ -156,10 +156,15 @@ def test_round_from_the_page_time_called_extra_turn_sheet_csv_korean(tmp_path):
             await tile_is(page, 1, "finished", "Finished: A wins")
             await until(lambda: _all(lambda: tables[1].acked is not None), "table 1 acked")
 
-            # Results: the page's table is the CSV the export link downloads.
+            # Results: the page's table is the CSV the export link downloads; tables 3 and 4
+            # have no result yet, so the page asks first (the export is forced).
             await until(lambda: _count(page, "#results-table td.v-ok", 3), "three results")
+            await page.click("#csv")
+            dlg = await confirm_dialog(page)
+            assert "No final result yet: 3 (still playing), 4 (no result). Export the CSV " \
+                   "anyway?" in await dlg.inner_text()
             async with page.expect_download() as dl:
-                await page.click("#csv")
+                await page.click("#confirm-ok")
             path = await (await dl.value).path()
             with open(path) as f:
                 csv_text = f.read()
@@ -585,3 +590,118 @@ def test_the_head_judge_confirms_a_carried_penalty_from_the_room(tmp_path):
             await browser.close()
 
     run_desk(tmp_path, KEY, list(tables.values()), scenario)
+
+
+def test_the_head_judge_settles_types_in_extends_all_and_closes_from_the_room(tmp_path):
+    # Table 1 reports B 0-2 for a record of A 2-0 (a mismatch); table 2 plays straight;
+    # table 3's board dies before its match: its result comes from the paper sheet.
+    tables = {n: SessionTable(KEY, n) for n in (1, 2, 3)}
+    tables[1].lie = {"result": "B", "wins": {"A": 0, "B": 2}}
+    match = short_match()      # after the extension's event: minutes into the round
+
+    async def scenario(svc, server):
+        base = "http://127.0.0.1:%d" % svc.http_port
+        store = svc.desk.store
+        await until(lambda: _all(lambda: len(store.tables()) == 3), "three tables")
+        svc.desk.run("judge", "start_round", {"round": 1, "pairings": [
+            [1, "Kim Minsu", "Budi Santoso"], [2, "Lee Jiwoo", "Sari Dewi"],
+            [3, "Park Jisoo", "Rina Wati"]]})
+        await until(lambda: _all(lambda: all(t.round for t in tables.values())), "the round")
+        async with playwright.async_playwright() as pw:
+            browser = await launch(pw)
+            page = await browser.new_page(viewport=VIEW)
+            await page.goto(base + "/")
+            await until(lambda: _count(page, ".tile", 3), "three tiles")
+
+            # Every table of the round 5 more minutes: the table field left empty.
+            await page.fill("#e-minutes", "5")
+            await page.click('#f-extend button[type="submit"]')
+            dlg = await confirm_dialog(page)
+            assert "Give every table of the round 5 more minutes (each its own command)?" in \
+                await dlg.inner_text()
+            await page.click("#confirm-ok")
+            await until(lambda: _all(lambda: [t.extended_ms for t in tables.values()]
+                                     == [300000] * 3), "three extensions")
+            assert [a["args"] for a in store.audit_log()[:1]] == ['{"ms":300000}']
+
+            server.tables.remove(tables[3])
+            play(tables[1], match)
+            play(tables[2], match)
+            await until(lambda: _contains(page, '.tile[data-table="1"]', "Result mismatch"),
+                        "the mismatch on the tile")
+            await until(lambda: _count(page, "#results-table td.v-ok", 1), "table 2 verified")
+
+            # Closing is refused while table 1 is flagged and table 3 has no result.
+            await page.click('#f-close button[type="submit"]')
+            await confirm_dialog(page)
+            await page.click("#confirm-ok")
+            await until(lambda: _contains(page, "#toast", "round 1 is not done: unfinished: "
+                                          "tables 3; flagged: 1 (mismatch)"), "the refusal")
+            assert svc.desk.round["state"] == "running"
+
+            # Table 1: the desk's replay, with the reason.
+            await page.fill("#r-table", "1")
+            await page.select_option("#r-take", "replay")
+            assert await page.is_disabled("#r-wins-a")
+            await page.fill("#r-reason", "players confirm A 2-0; the table's result key slipped")
+            await shot(page, "dashboard_result_form.png", element="#f-result")
+            await page.click('#f-result button[type="submit"]')
+            dlg = await confirm_dialog(page)
+            assert "Table 1: take the desk's replay, because: players confirm A 2-0" in \
+                await dlg.inner_text()
+            await shot(page, "dashboard_result_confirm.png", element="dialog#confirm")
+            await page.click("#confirm-ok")
+            await until(lambda: _all(lambda: tables[1].acked is not None), "table 1 acked")
+
+            # Table 3: typed in from the paper sheet; a reason is needed first.
+            await page.fill("#r-table", "3")
+            await page.select_option("#r-take", "typed")
+            await page.select_option("#r-result", "B")
+            await page.fill("#r-wins-a", "1")
+            await page.fill("#r-wins-b", "2")
+            await page.click('#f-result button[type="submit"]')
+            assert await page.locator("dialog#confirm").is_hidden()   # the browser asks
+            await page.fill("#r-reason", "board died; paper sheet signed by both")
+            await page.click('#f-result button[type="submit"]')
+            dlg = await confirm_dialog(page)
+            assert "Table 3: result B 1-2 from the paper sheet" in await dlg.inner_text()
+            await page.click("#confirm-ok")
+            await until(lambda: _count(page, "#results-table td.v-overridden", 1), "overridden")
+            await until(lambda: _count(page, "#results-table td.v-entered", 1), "entered")
+            await until(lambda: _text(page, "#unfinished", "Unfinished: 0"), "none unfinished")
+            assert "mismatch" not in (await tile(page, 1))[1].lower()
+            await shot(page, "dashboard_results_decided.png", element="#results")
+            rows = await page.inner_text("#results-table tbody")
+            assert "overridden: players confirm A 2-0; the table's result key slipped" in rows
+            assert "entered by the head judge: board died; paper sheet signed by both" in rows
+
+            # Nothing open: the round closes; the header says so.
+            await page.check("#c-force")
+            await shot(page, "dashboard_close.png", element="#f-close")
+            await page.uncheck("#c-force")
+            await page.click('#f-close button[type="submit"]')
+            dlg = await confirm_dialog(page)
+            assert "Close round 1?" in await dlg.inner_text()
+            await page.click("#confirm-ok")
+            await until(lambda: _contains(page, "#round-info", "· closed"), "closed")
+            assert svc.desk.round["closed_ms"] is not None
+
+            # Table 3 was alive after all: its record arrives after the close, is stored and
+            # flagged; the head judge's result stands.
+            play(tables[3], match)
+            server.tables.append(tables[3])
+            await until(lambda: _contains(page, '.tile[data-table="3"]',
+                                          "Arrived after the close"), "the late record")
+            assert store.standing(3, 1) == "entered"
+            assert store.event_count(3, 1) == len(tables[3].record)
+
+            # Table 1's page: every version of the result, the judge's with who and why.
+            await page.goto(base + "/table/1")
+            versions = await page.inner_text("#versions")
+            assert "the table" in versions and "B 0–2" in versions
+            assert "desk@127.0.0.1 ·" in versions and "A 2–0" in versions
+            assert "overridden (the desk's replay of the record): players confirm" in versions
+            assert "Result overridden by the head judge: A 2-0" in await page.inner_text("#sheet")
+            await browser.close()
+
+    run_desk(tmp_path, KEY, list(tables.values()), scenario, event="cup")

@@ -60,7 +60,10 @@ def test_api_commands_refusals_events_and_csv(tmp_path):
             assert detail["penalties"][0]["code"] == "slow_play"
             async with http.get(base + "tables/7") as r:
                 assert r.status == 404
+            # Table 2 has no result yet: the export waits for it, unless forced.
             async with http.get(base + "results.csv") as r:
+                assert r.status == 409 and (await r.json())["missing"] == [[2, "no result"]]
+            async with http.get(base + "results.csv?force=1") as r:
                 assert r.content_type == "text/csv"
                 assert (await r.text()).splitlines()[1] == "1,1,,,A,2,0,B warning slow_play,ok"
         log = svc.desk.store.audit_log()
@@ -68,3 +71,59 @@ def test_api_commands_refusals_events_and_csv(tmp_path):
         assert sum(1 for a in log if a["outcome"].startswith("refused")) == 5
 
     run_desk(tmp_path, KEY, tables, scenario)
+
+
+def test_api_the_head_judges_result_close_and_a_late_record(tmp_path):
+    # Table 1 reports B 0-2 for a record of A 2-0; table 2 is unlinked and plays on.
+    liar, away = SessionTable(KEY, 1), SessionTable(KEY, 2)
+    liar.lie = {"result": "B", "wins": {"A": 0, "B": 2}}
+
+    async def scenario(svc, server):
+        base = "http://127.0.0.1:%d/api/" % svc.http_port
+        store = svc.desk.store
+        async with aiohttp.ClientSession() as http:
+            async def post(path, body, status=200):
+                async with http.post(base + path, json=body) as r:
+                    assert r.status == status, (path, body, await r.text())
+                    return await r.json()
+
+            await until(lambda: len(store.tables()) == 2, what="tables")
+            await post("round/start", {"round": 1, "pairings": [[1, "Kim", "Budi"],
+                                                                [2, "Lee", "Sari"]]})
+            await until(lambda: liar.round and away.round, what="the round")
+            server.tables.remove(away)
+            liar.play(short_match(), server.local_ms())
+            await until(lambda: store.standing(1, 1) == "mismatch", what="the mismatch")
+            why = (await post("round/close", {}, 400))["error"]
+            assert why == ("round 1 is not done: unfinished: tables 2; flagged: 1 (mismatch); "
+                           "--force closes it anyway")
+            assert "reason" in (await post("result", {"table": 1, "take": "table"}, 400))["error"]
+            out = await post("result", {"table": 1, "take": "replay", "reason": "sheet: A 2-0",
+                                        "who": "hj"})
+            assert (out["result"], out["how"], out["who"]) == ("A", "overridden", "hj@127.0.0.1")
+            await until(lambda: liar.acked == (1, 8), what="the settled record acked")
+            async with http.get(base + "tables/1") as r:
+                detail = await r.json()
+            assert detail["verified"] == "overridden" and detail["decision"]["reason"] == \
+                "sheet: A 2-0"
+            assert [v["how"] for v in detail["versions"]] == ["reported", "overridden"]
+            async with http.get(base + "results.csv") as r:
+                assert r.status == 409 and "table(s) 2 (no result)" in (await r.json())["error"]
+            closed = await post("round/close", {"force": True, "who": "hj"})
+            assert closed["unfinished"] == [2]
+            # Table 2 comes back after the close: its record is stored, flagged, verified.
+            away.play(short_match(), server.local_ms())
+            server.tables.append(away)
+            await until(lambda: away.acked == (1, 8), what="the late record acked")
+            async with http.get(base + "tables/2") as r:
+                assert "after close" in (await r.json())["alerts"]
+            async with http.get(base + "results.csv") as r:
+                assert r.status == 200
+                assert (await r.text()).splitlines()[1:] == [
+                    "1,1,Kim,Budi,A,2,0,B warning slow_play,overridden: sheet: A 2-0",
+                    "2,1,Lee,Sari,A,2,0,B warning slow_play,ok (arrived after the close)"]
+        assert [(a["command"], a["outcome"][:7]) for a in store.audit_log()[:4]] == [
+            ("close_round", "ok"), ("result", "ok"), ("result", "refused"),
+            ("close_round", "refused")]
+
+    run_desk(tmp_path, KEY, [liar, away], scenario)

@@ -96,7 +96,9 @@ def test_the_commands_against_a_running_desk_and_a_restart(tmp_path, room, capsy
         assert "2-0" in rows["1"] and "ok" in rows["1"] and "waiting" in rows["2"]
         code, out, _ = duelclock(capsys, "collect", *d)
         assert "ok          1: 1" in out and "no result   1: 2" in out
-        code, out, _ = duelclock(capsys, "export", "--csv", *s)
+        code, _, err = duelclock(capsys, "export", "--csv", *s)   # table 2 plays on
+        assert code == 1 and "no final result at table(s) 2 (no result)" in err
+        code, out, _ = duelclock(capsys, "export", "--csv", "--force", *s)
         assert out.splitlines() == [
             "table,round,player_a,player_b,result,wins_a,wins_b,penalties,verified",
             "1,1,Kim Minsu,Budi Santoso,A,2,0,B warning slow_play,ok",
@@ -127,7 +129,7 @@ def test_the_commands_against_a_running_desk_and_a_restart(tmp_path, room, capsy
         wait_for(lambda: desk.status()["tables"][0]["verified"] == "ok", what="status")
     finally:
         desk.stop()
-    code, out, _ = duelclock(capsys, "export", "--csv", *s)
+    code, out, _ = duelclock(capsys, "export", "--csv", "--force", *s)
     assert out.splitlines()[1] == "1,1,Kim Minsu,Budi Santoso,A,2,0,B warning slow_play,ok"
 
 
@@ -193,3 +195,82 @@ def test_hall_prints_a_bridged_broker_config_mosquitto_runs(tmp_path, capsys):
     for bad in (["--desk", "desk:1883"], ["--desk", "mqtt://d:1", "--event", "a/b"]):
         argv = ["hall", "--desk", "mqtt://d:1", "--event", "e", "--name", "h"] + bad
         assert cli.main(argv) == 1
+
+
+def test_the_head_judge_has_the_last_word_from_the_command_line(tmp_path, room, capsys):
+    tables, server = room
+    liar, dead = tables
+    liar.lie = {"result": "B", "wins": {"A": 0, "B": 2}}
+    (tmp_path / "pairings.csv").write_text("1,Kim Minsu,Budi Santoso\n2,Lee Jiwoo,Sari Dewi\n")
+    desk = DeskProcess(tmp_path, server.url)
+    d = ["--desk", desk.url]
+    s = ["--store", tmp_path / "desk.sqlite"]
+    try:
+        wait_for(lambda: len(desk.status()["tables"]) == 2, what="both tables")
+        assert duelclock(capsys, "round", "start", "--pairings", tmp_path / "pairings.csv",
+                         *d)[2] == "round: round start needs --round N\n"
+        assert duelclock(capsys, "round", "start", "--round", 1, "--pairings",
+                         tmp_path / "pairings.csv", *d)[0] == 0
+        wait_for(lambda: all(t.round for t in tables), what="the round on the tables")
+        # A fire alarm: every table of the round 5 more minutes, each its own command.
+        code, out, _ = duelclock(capsys, "extend", "--minutes", 5, *d)
+        assert (code, out) == (0, "2 tables (1,2): 5:00 more each\n")
+        wait_for(lambda: [t.extended_ms for t in tables] == [300000] * 2, what="extensions")
+        assert duelclock(capsys, "extend", "--tables", "2", "--minutes", 1, *d)[1] == \
+            "1 tables (2): 1:00 more each\n"
+        wait_for(lambda: dead.extended_ms == 360000, what="table 2's second extension")
+        server.tables.remove(dead)                       # table 2's board dies
+        liar.play(short_match(), server.local_ms())
+        wait_for(lambda: "mismatch" in duelclock(capsys, "status", *d)[1], what="mismatch")
+
+        code, _, err = duelclock(capsys, "round", "close", *d)
+        assert code == 1 and err == (
+            "round: desk refused: round 1 is not done: unfinished: tables 2; flagged: 1 "
+            "(mismatch); --force closes it anyway\n")
+        code, _, err = duelclock(capsys, "export", "--csv", *s)
+        assert code == 1 and "table(s) 1 (mismatch), 2 (no result)" in err and "--force" in err
+        code, _, err = duelclock(capsys, "result", "--table", 1, "--result", "A", "--reason",
+                                 "x", *d)
+        assert code == 1 and "--result and --wins go together" in err
+        code, out, _ = duelclock(capsys, "result", "--table", 1, "--take", "table", "--reason",
+                                 "both players signed B 0-2 on the sheet", *d)
+        assert out == ("table 1 round 1: B 0-2, overridden (the table's verdict): both players "
+                       "signed B 0-2 on the sheet\n")
+        wait_for(lambda: liar.acked == (1, len(liar.record)), what="table 1 acked once settled")
+        code, out, _ = duelclock(capsys, "result", "--table", 2, "--result", "B", "--wins",
+                                 "1-2", "--reason", "board died; paper sheet", *d)
+        assert out == ("table 2 round 1: B 1-2, entered by the head judge (typed in): board "
+                       "died; paper sheet\n")
+        code, out, _ = duelclock(capsys, "round", "close", *d)
+        assert code == 0 and out.startswith("round 1 closed at desk time ") and \
+            out.endswith("(nothing open)\n")
+        out = duelclock(capsys, "status", *d)[1]
+        assert "unfinished: 0" in out and ", closed at " in out.splitlines()[0]
+        assert "overridden" in out and "entered" in out
+    finally:
+        desk.stop()
+    code, out, _ = duelclock(capsys, "export", "--csv", *s)
+    assert out.splitlines()[1:] == [
+        "1,1,Kim Minsu,Budi Santoso,B,0,2,B warning slow_play,overridden: both players "
+        "signed B 0-2 on the sheet",
+        "2,1,Lee Jiwoo,Sari Dewi,B,1,2,,entered by the head judge: board died; paper sheet"]
+    code, out, _ = duelclock(capsys, "sheet", "--table", 2, *s)
+    assert code == 0 and out.startswith("table 2, round 1: no record stored\n")
+    assert "Result entered by the head judge: B 1-2 (typed in from the paper sheet)" in out
+    assert ": board died; paper sheet" in out
+    duelclock(capsys, "sheet", "--table", 2, "--html", tmp_path / "t2.html", *s)
+    page = (tmp_path / "t2.html").read_text()
+    assert "No record stored." in page and 'data-how="entered"' in page
+    assert "by " in page and ": board died; paper sheet</p>" in page
+    code, out, _ = duelclock(capsys, "sheet", "--table", 1, "--html", tmp_path / "t1.html", *s)
+    page = (tmp_path / "t1.html").read_text()
+    assert "Result overridden by the head judge: B 0-2 (the table&#x27;s verdict)" in page
+
+
+def test_round_close_without_a_desk_and_bad_wins(tmp_path, capsys):
+    code, _, err = duelclock(capsys, "round", "close", "--desk",
+                             "http://127.0.0.1:%d" % free_port())
+    assert code == 1 and "is `duelclock desk` running?" in err
+    with pytest.raises(SystemExit) as e:
+        cli.main(["result", "--table", "1", "--result", "A", "--wins", "x", "--reason", "r"])
+    assert e.value.code == 2 and "wins are A-B, as 2-1: 'x'" in capsys.readouterr().err

@@ -48,3 +48,37 @@ def test_round_rows_follow_every_write(tmp_path):
     s.report_result(2, 1, {"result": "B", "wins": {"A": 0, "B": 2}, "events": 5}, 11)
     s.rollback()                                 # uncommitted: gone from the file and the view
     assert s.result(2, 1) is None and s.result(1, 1) is None and s.carries(2, 4) == []
+
+
+def test_a_store_from_before_the_close_takes_its_column_and_keeps_its_rounds(tmp_path):
+    import sqlite3
+    path = str(tmp_path / "old.sqlite")
+    db = sqlite3.connect(path)
+    db.executescript("""CREATE TABLE rounds (
+        round INTEGER PRIMARY KEY, kind TEXT NOT NULL, start_ms INTEGER NOT NULL,
+        limit_s INTEGER NOT NULL, cap_s INTEGER NOT NULL, extra_turns INTEGER NOT NULL,
+        seating INTEGER NOT NULL, rules TEXT, lang TEXT, tables TEXT,
+        state TEXT NOT NULL, retained BLOB);
+        INSERT INTO rounds VALUES (4, 'swiss', 0, 2700, 1800, 1, 0, NULL, NULL, NULL,
+                                   'running', NULL);""")
+    db.commit()
+    db.close()
+    s = Store(path)
+    r = s.current_round()
+    assert (r["round"], r["state"], r["closed_ms"]) == (4, "running", None)
+    s.close_round(4, 9000)
+    s.commit()
+    assert Store(path).round(4)["closed_ms"] == 9000
+
+
+def test_result_versions_are_appended_never_changed(tmp_path):
+    s = Store(str(tmp_path / "s.sqlite"))
+    msg = {"result": "B", "wins": {"A": 0, "B": 2}, "events": 8}
+    s.report_result(1, 1, msg, 10)
+    s.report_result(1, 1, msg, 20)                 # resent: the same version
+    s.add_version(1, 1, "judge", "overridden", "typed", "A", 2, 0, 8, "hj", "sheet", 1, 30)
+    s.report_result(1, 1, dict(msg, events=9), 40)  # the table's new word: a new version
+    assert [(v["source"], v["result"], v["events"], v["desk_ms"]) for v in s.versions(1, 1)] \
+        == [("table", "B", 8, 10), ("judge", "A", 8, 30), ("table", "B", 9, 40)]
+    assert s.decision(1, 1)["result"] == "A" and s.standing(1, 1) == "overridden"
+    assert s.result(1, 1)["result"] == "B"         # the table's row is its own

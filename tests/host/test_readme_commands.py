@@ -58,6 +58,17 @@ COVERED = {
     "duelclock resume": None,
     "duelclock collect": None,
     "duelclock export --csv": None,
+    "duelclock extend --minutes 5": "tests/host/test_desk_cli.py::test_the_head_judge_has_"
+                                    "the_last_word_from_the_command_line",
+    "duelclock round close": "tests/host/test_desk_cli.py::test_the_head_judge_has_the_last_"
+                             "word_from_the_command_line",
+    'duelclock result --table 17 --take replay --reason "players confirm A 2-0"':
+        "tests/host/test_desk_cli.py::test_the_head_judge_has_the_last_word_from_the_command_"
+        "line: the same command on table 1, --take table (the --take replay path: "
+        "test_desk_word.py and test_desk_api.py)",
+    'duelclock result --table 17 --result B --wins 1-2 --reason "board died; sheet signed"':
+        "tests/host/test_desk_cli.py::test_the_head_judge_has_the_last_word_from_the_command_"
+        "line: the same command on table 2 (its board died)",
     "duelclock carry 3 --confirm": "tests/host/test_sim_room_carry.py::test_kr_waits_for_the_"
                                    "head_judge_and_then_carries_into_round_3: the same command "
                                    "on a carried penalty of a simulated room",

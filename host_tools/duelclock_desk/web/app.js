@@ -15,6 +15,7 @@ const WHO_KEY = 'duelclock.who';
 const RETRY_MAX_MS = 15000;
 const TOAST_MS = 6000;
 const AUDIT_CLASSES = ['when', 'who', 'command', 'args', 'outcome'];
+const FINAL = ['ok', 'entered', 'overridden'];   // a result that is the round's (store.FINAL)
 
 const S = {
   room: null,            // /api/room without its tables
@@ -79,7 +80,7 @@ function alertsNow(rec) {
 
 function unfinished(v) {
   const r = S.room && S.room.round;
-  return !!r && (r.tables === null || r.tables.includes(v.table)) && v.verified !== 'ok';
+  return !!r && (r.tables === null || r.tables.includes(v.table)) && !FINAL.includes(v.verified);
 }
 
 function setText(el, text) {
@@ -198,7 +199,8 @@ function drawHeader() {
   const r = st.round;
   setText($('#round-info'), t('event') + ' ' + st.event + ' · ' + (r
     ? t('round_info', r.round, t(r.kind), clockText(r.limit_s * 1000),
-        new Date(st.epoch_unix_ms + r.start_ms).toLocaleTimeString(lang))
+        new Date(st.epoch_unix_ms + r.start_ms).toLocaleTimeString(lang)) +
+      (r.state === 'closed' ? ' · ' + t('closed') : '')
     : t('no_round')));
   $('#links').replaceChildren(document.createTextNode(t('links') + ':'), ...st.links.map((l) => {
     const s = document.createElement('span');
@@ -206,7 +208,7 @@ function drawHeader() {
     s.textContent = l.url + ' ' + t(l.up ? 'link_up' : 'link_down');
     return s;
   }));
-  const next = r ? r.round + (r.state === 'running' ? 1 : 0) : 1;
+  const next = r ? r.round + 1 : 1;
   const field = $('#s-round');
   if (!field.value || field.dataset.auto === '1') {
     field.value = next;
@@ -335,15 +337,23 @@ function drawResults() {
     return th;
   }));
   $('#results-table thead').replaceChildren(head);
-  $('#results-table tbody').replaceChildren(...res.rows.map((row) => {
+  $('#results-table tbody').replaceChildren(...res.rows.map((row, n) => {
     const tr = document.createElement('tr');
+    const decided = res.decided[n];
     tr.append(...row.map((cell, i) => {
       const td = document.createElement('td');
       const col = res.columns[i];
       td.textContent = cell;
       if (col === 'result' && cell === 'double_loss') td.textContent = t('ph_double_loss');
-      if (col === 'verified' && cell) td.textContent = t('v_' + cell);
-      if (col === 'verified') td.className = 'v-' + (cell || 'none');
+      if (col === 'verified' && decided) {
+        td.textContent = t('v_' + decided.how) + ': ' + decided.reason;
+        td.className = 'v-' + decided.how;
+      } else if (col === 'verified') {
+        const v = res.verified[n];
+        td.textContent = (v ? t('v_' + v) : '') +
+          (res.after_close[n] ? ' · ' + t('alert_after_close') : '');
+        td.className = 'v-' + (v || 'none');
+      }
       return td;
     }));
     return tr;
@@ -489,11 +499,87 @@ function wireControls() {
                     tables === null ? {} : {tables}, t(what));
   });
 
+  // One table, a list, or (empty) every table of the round: each its own command.
   onForm('#f-extend', async () => {
-    const table = Number($('#e-table').value);
+    const tables = parseTables($('#e-table').value);
     const minutes = Number($('#e-minutes').value);
-    await confirmed(t('c_extend', table, minutes), '/api/extend',
-                    {table, ms: Math.round(minutes * 60000)}, t('extend') + ' ' + table);
+    const ms = Math.round(minutes * 60000);
+    if (tables === null) {
+      await confirmed(t('c_extend_all', minutes), '/api/extend', {ms},
+                      t('extend') + ' ' + t('all_tables'));
+    } else if (tables.length === 1) {
+      await confirmed(t('c_extend', tables[0], minutes), '/api/extend', {table: tables[0], ms},
+                      t('extend') + ' ' + tables[0]);
+    } else {
+      await confirmed(t('c_extend_some', tablesText(tables), minutes), '/api/extend',
+                      {tables, ms}, t('extend') + ' ' + tables.join(','));
+    }
+  });
+
+  // The head judge's result: typed from the paper sheet, or a mismatch settled by the
+  // table's verdict or the desk's replay; always with a reason (kept with who and when).
+  const take = $('#r-take');
+  const typedOnly = () => {
+    for (const id of ['#r-result', '#r-wins-a', '#r-wins-b']) $(id).disabled = take.value !== 'typed';
+  };
+  take.addEventListener('change', typedOnly);
+  typedOnly();
+  onForm('#f-result', async () => {
+    const table = Number($('#r-table').value);
+    const reason = $('#r-reason').value.trim();
+    if (!reason) throw new Error(t('need_reason'));
+    const body = {table, reason};
+    let q;
+    if (take.value === 'typed') {
+      body.result = $('#r-result').value;
+      body.wins = {A: Number($('#r-wins-a').value), B: Number($('#r-wins-b').value)};
+      q = t('c_result_typed', table, body.result === 'double_loss' ? t('ph_double_loss')
+            : body.result, body.wins.A, body.wins.B, reason);
+    } else {
+      body.take = take.value;
+      q = t('c_result_take', table, t('r_' + take.value), reason);
+    }
+    if (await confirmed(q, '/api/result', body, t('r_submit') + ' ' + table)) {
+      $('#r-reason').value = '';
+    }
+  });
+
+  onForm('#f-close', async () => {
+    const r = currentRound();
+    if (!r) throw new Error(t('no_running'));
+    const force = $('#c-force').checked;
+    if (await confirmed(t('c_close', r.round, force ? t('c_close_force') : ''),
+                        '/api/round/close', {round: r.round, force}, t('close_round'))) {
+      $('#c-force').checked = false;
+    }
+  });
+
+  // The export waits for every result (the next round's pairings need them): asked first
+  // when some table has none yet, then forced.
+  $('#csv').addEventListener('click', async (e) => {
+    const a = e.currentTarget;
+    if (a.dataset.asked === '1') {
+      delete a.dataset.asked;
+      return;                                  // the download itself
+    }
+    e.preventDefault();
+    const round = S.results ? S.results.round : 0;
+    let missing = [];
+    try {
+      missing = (await getJSON('/api/results?round=' + round)).missing;
+    } catch (err) {
+      toast(String(err), false);
+      return;
+    }
+    let href = '/api/results.csv?round=' + round;
+    if (missing.length) {
+      const what = missing.map(([n, st]) => n + ' (' + t('v_' + st.replace(' ', '_')) + ')');
+      if (!(await confirmAsk(t('c_export_missing', what.join(', '))))) return;
+      href += '&force=1';
+    }
+    a.href = href;
+    a.dataset.asked = '1';
+    a.click();
   });
 
   const evRules = $('#ev-rules');
