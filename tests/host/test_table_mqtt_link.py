@@ -1,14 +1,30 @@
 """The table's MQTT link (firmware/duelclock/link.py MqttLink) under the real MicroPython unix
 port with micropython-lib's umqtt.simple, against a real mosquitto: what QoS each kind of
-line goes at (docs/protocol.md, the MQTT topics table)."""
+line goes at (docs/protocol.md, the MQTT topics table), and the link on a broker that fails
+in every way a venue's can (docs/protocol.md, "The table's link on faults"): the real app
+on boards/SIM keeps its clock's seconds coming, never ends, and joins a good broker once
+one is there."""
+import json
+import os
+import random
+import socket
+import subprocess
 import threading
+import time
 
 import paho.mqtt.client as paho
 import pytest
 
 from duelclock_desk.broker import Mosquitto
+from duelclock_desk.deploy import table_secret
+from simulator import build
 from simulator.build import umqtt
+from tests.faults.netkit import Proxy
+from tests.host.mqtt_tls import TlsBroker
 from tests.host.upy import run_upy
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+KEY_HEX = "00" * 32
 
 TABLE = """
 import time
@@ -16,10 +32,15 @@ from umqtt.simple import MQTTClient
 from duelclock.link import MqttLink
 link = MqttLink(lambda: MQTTClient("dc-t5", "127.0.0.1", %d, keepalive=30), "ev", 5, 30,
                 time.ticks_ms)
-link.poll()
+end = time.ticks_add(time.ticks_ms(), 5000)
+while not link.up and time.ticks_diff(end, time.ticks_ms()) > 0:
+    link.poll()
+    time.sleep_ms(2)
 print(link.up, link.send(b'{"k":"sync","n":1}\\n', "sync"),
       link.send(b'{"k":"record","n":2}\\n', "report"))
-link.poll()
+for _ in range(50):
+    link.poll()
+    time.sleep_ms(2)
 """
 
 
@@ -30,27 +51,226 @@ def broker():
     b.stop()
 
 
-def test_sync_requests_go_at_qos_0_and_reports_at_qos_1(broker):
-    got, subscribed, both = [], threading.Event(), threading.Event()
-    sub = paho.Client(paho.CallbackAPIVersion.VERSION2, client_id="watch")
-    sub.on_connect = lambda c, u, f, rc, p=None: c.subscribe("duelclock/ev/table/5/report", 1)
+def watch(port, qos_topic="duelclock/ev/table/5/report", user=None):
+    """A paho client subscribed to `qos_topic` on 127.0.0.1:port: (client, got, subscribed)."""
+    got, subscribed = [], threading.Event()
+    sub = paho.Client(paho.CallbackAPIVersion.VERSION2, client_id="watch-%d" % port)
+    if user is not None:
+        sub.username_pw_set(*user)
+    sub.on_connect = lambda c, u, f, rc, p=None: c.subscribe(qos_topic, 1)
     sub.on_subscribe = lambda *a: subscribed.set()
-
-    def on_message(c, u, msg):
-        got.append((msg.payload, msg.qos))
-        if len(got) == 2:
-            both.set()
-    sub.on_message = on_message
-    sub.connect("127.0.0.1", broker.port)
+    sub.on_message = lambda c, u, msg: got.append((msg.payload, msg.qos))
+    sub.connect("127.0.0.1", port)
     sub.loop_start()
+    return sub, got, subscribed
+
+
+def test_sync_requests_go_at_qos_0_and_reports_at_qos_1(broker):
+    sub, got, subscribed = watch(broker.port)
     try:
         assert subscribed.wait(10)
         r = run_upy(["-c", TABLE % broker.port], extra_path=(umqtt(),), timeout=60)
         assert r.returncode == 0 and r.stdout.split() == ["True", "True", "True"], r.stderr
-        assert both.wait(10), got
+        end = time.monotonic() + 10
+        while len(got) < 2 and time.monotonic() < end:
+            time.sleep(0.02)
     finally:
         sub.loop_stop()
         sub.disconnect()
-    # A sync request resent late is worthless (the table asks again), and QoS 1 would make
-    # umqtt.simple wait for its PUBACK; a record must arrive.
+    # A sync request resent late is worthless (the table asks again); a record must arrive.
     assert sorted(got) == [(b'{"k":"record","n":2}', 1), (b'{"k":"sync","n":1}', 0)]
+
+
+# --- the real app on a failing broker ---------------------------------------------------------
+
+FAULT_S = 14            # > link.CONNECT_TIMEOUT_MS: a hung connect is given up and tried again
+RECOVER_S = 40          # the back-off's longest wait (16 s by then) and a connect
+KEEPALIVE_S = 4         # the tables' here: a broker gone quiet is found in 4 s
+FRAME_GAP_MS = 1500     # the frame task looks at the screen every second; a held loop would not
+HEAP = "512k"           # the app at 240x135 on the 64-bit unix port (simulator/table.py)
+
+
+class WatchedTable:
+    """The real app (duelclock.app.main on boards/SIM, tests/host/upy_link_watch.py) with
+    an MQTT config; its watch lines (one a second) collected in `lines`."""
+
+    def __init__(self, workdir, name, mqtt):
+        self.dir = os.path.join(workdir, name)
+        os.makedirs(self.dir)
+        cfg = {"table": 7, "key": table_secret(KEY_HEX, 7), "lang": "en", "event": "ev",
+               "link": "mqtt", "mqtt": dict(mqtt, keepalive_s=KEEPALIVE_S)}
+        self.config = os.path.join(self.dir, "duelclock.json.in")
+        with open(self.config, "w") as f:
+            json.dump(cfg, f)
+        self.lines = []
+        self.err = os.path.join(self.dir, "stderr.log")
+
+    def start(self):
+        env = dict(os.environ, MICROPYPATH=build.table_path(), DUELCLOCK_SIM_FS=self.dir,
+                   DUELCLOCK_SIM_CONFIG=self.config)
+        with open(self.err, "wb") as err:
+            self.proc = subprocess.Popen(
+                [build.UPY, "-X", "heapsize=" + HEAP, os.path.join(HERE, "upy_link_watch.py")],
+                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=err, env=env,
+                cwd=self.dir)
+        threading.Thread(target=self._read, daemon=True).start()
+        return self
+
+    def _read(self):
+        for raw in self.proc.stdout:
+            self.lines.append(dict(json.loads(raw), at=time.monotonic()))
+
+    def up_since(self, since):
+        return any(w["up"] for w in self.lines if w["at"] >= since)
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+    def why(self):
+        with open(self.err, "rb") as f:
+            return f.read().decode("utf-8", "replace")[-2000:]
+
+
+class Server:
+    """A TCP server on loopback that speaks no MQTT: `answer(data)` -> bytes to send back
+    (b"": nothing, a broker that accepts and never answers)."""
+
+    def __init__(self, answer):
+        self.answer = answer
+        self.srv = socket.socket()
+        self.srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.srv.bind(("127.0.0.1", 0))
+        self.srv.listen(16)
+        self.addr = self.srv.getsockname()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self):
+        while True:
+            try:
+                c, _ = self.srv.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._serve, args=(c,), daemon=True).start()
+
+    def _serve(self, c):
+        with c:
+            while True:
+                try:
+                    data = c.recv(4096)
+                    if not data:
+                        return
+                    c.sendall(self.answer(data))
+                except OSError:
+                    return
+
+    def stop(self):
+        self.srv.close()
+
+
+def _first_only():
+    """A proxy filter: the first chunk passes (the CONNECT, the CONNACK), nothing after."""
+    seen = []
+
+    def f(data):
+        seen.append(1)
+        return data if len(seen) == 1 else None
+    return f
+
+
+def _garbage(seed):
+    rnd = random.Random(seed)
+    return lambda data: bytes(rnd.randrange(256) for _ in range(64))
+
+
+SCENARIOS = ("silent", "connack_then_silent", "refused", "garbage", "drops")
+
+
+@pytest.fixture(scope="module")
+def faults(tmp_path_factory):
+    """Every scenario at once, one table each behind its own proxy: FAULT_S of the fault
+    (for `drops`, after the table first joined), then the proxy leads to a good mosquitto."""
+    work = str(tmp_path_factory.mktemp("links"))
+    good = Mosquitto()
+    locked = TlsBroker()
+    silent, garbage = Server(lambda d: b""), Server(_garbage(30))
+    dropping = {"on": False}
+
+    def gate(data):
+        return None if dropping["on"] else data
+    good_addr = ("127.0.0.1", good.port)
+    proxies = {
+        "silent": Proxy(silent.addr),
+        "connack_then_silent": Proxy(good_addr, lambda: (_first_only(), _first_only())),
+        "refused": Proxy(("127.0.0.1", locked.plain_port)),
+        "garbage": Proxy(garbage.addr),
+        "drops": Proxy(good_addr, lambda: (gate, gate)),
+    }
+    tables = {}
+    try:
+        for name in SCENARIOS:
+            mqtt = {"host": "127.0.0.1", "port": proxies[name].port}
+            if name == "refused":       # a user the broker knows, a wrong password: CONNACK 5
+                mqtt.update(user="table", password="not-" + locked.users["table"])
+            tables[name] = WatchedTable(work, name, mqtt).start()
+        end = time.monotonic() + 20
+        while not tables["drops"].up_since(0) and time.monotonic() < end:
+            time.sleep(0.1)
+        assert tables["drops"].up_since(0), tables["drops"].why()
+        fault_at = time.monotonic()
+        dropping["on"] = True
+        time.sleep(FAULT_S)
+        healed_at = time.monotonic()
+        counts = {n: p.connections for n, p in proxies.items()}
+        for p in proxies.values():
+            p.target, p.filters = good_addr, None
+        dropping["on"] = False
+        end = healed_at + RECOVER_S
+        while time.monotonic() < end and not all(t.up_since(healed_at) for t in tables.values()):
+            time.sleep(0.2)
+        time.sleep(2)                   # a few seconds on the good broker
+        alive = {n: t.proc.poll() is None for n, t in tables.items()}
+        yield {"tables": tables, "fault_at": fault_at, "healed_at": healed_at,
+               "connections": counts, "alive": alive}
+    finally:
+        for t in tables.values():
+            t.stop()
+        for p in proxies.values():
+            p.stop()
+        for s in (silent, garbage):
+            s.stop()
+        good.stop()
+        locked.stop()
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_the_table_never_ends(faults, name):
+    t = faults["tables"][name]
+    assert faults["alive"][name], t.why()
+    assert "Traceback" not in t.why(), t.why()
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_the_clock_is_looked_at_every_second(faults, name):
+    lines = faults["tables"][name].lines
+    assert len(lines) >= FAULT_S + 2
+    for w in lines[1:]:                 # the first second holds the start-up
+        assert w["frames"] >= 1 and w["gap"] <= FRAME_GAP_MS, (name, w)
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_the_link_is_down_through_the_fault_and_tried_again(faults, name):
+    t = faults["tables"][name]
+    # drops: the table notices within its keepalive (and a line's second)
+    quiet_from = faults["fault_at"] + (KEEPALIVE_S + 2 if name == "drops" else 0)
+    during = [w for w in t.lines if quiet_from <= w["at"] < faults["healed_at"]]
+    assert during and not any(w["up"] for w in during), (name, during)
+    # it gave up on the bad connection and dialled again, not stuck on the first one
+    assert faults["connections"][name] >= 2, faults["connections"]
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_the_table_joins_a_good_broker_once_there(faults, name):
+    t = faults["tables"][name]
+    assert t.up_since(faults["healed_at"]), (name, t.lines[-5:], t.why())
