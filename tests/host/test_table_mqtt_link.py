@@ -16,7 +16,7 @@ import paho.mqtt.client as paho
 import pytest
 
 from duelclock_desk.broker import Mosquitto
-from duelclock_desk.deploy import table_secret
+from duelclock_desk.deploy import parse_broker, table_secret
 from simulator import build
 from simulator.build import umqtt
 from tests.faults.netkit import Proxy
@@ -103,6 +103,7 @@ class WatchedTable:
         with open(self.config, "w") as f:
             json.dump(cfg, f)
         self.lines = []
+        self.said = []
         self.err = os.path.join(self.dir, "stderr.log")
 
     def start(self):
@@ -118,7 +119,10 @@ class WatchedTable:
 
     def _read(self):
         for raw in self.proc.stdout:
-            self.lines.append(dict(json.loads(raw), at=time.monotonic()))
+            try:
+                self.lines.append(dict(json.loads(raw), at=time.monotonic()))
+            except ValueError:          # not a watch line: MicroPython's own last words
+                self.said.append(raw.decode("utf-8", "replace"))
 
     def up_since(self, since):
         return any(w["up"] for w in self.lines if w["at"] >= since)
@@ -130,7 +134,7 @@ class WatchedTable:
 
     def why(self):
         with open(self.err, "rb") as f:
-            return f.read().decode("utf-8", "replace")[-2000:]
+            return "".join(self.said) + f.read().decode("utf-8", "replace")[-2000:]
 
 
 class Server:
@@ -274,3 +278,52 @@ def test_the_link_is_down_through_the_fault_and_tried_again(faults, name):
 def test_the_table_joins_a_good_broker_once_there(faults, name):
     t = faults["tables"][name]
     assert t.up_since(faults["healed_at"]), (name, t.lines[-5:], t.why())
+
+
+# --- TLS and a password -----------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def tls_broker():
+    b = TlsBroker()
+    yield b
+    b.stop()
+
+
+def tls_config(b, ca=None):
+    """The table's cfg["mqtt"] as `duelclock deploy --broker mqtts://... --ca` writes it."""
+    url = "mqtts://table:%s@127.0.0.1:%d" % (b.users["table"], b.port)
+    return parse_broker(url, ca or b.ca)
+
+
+def test_a_table_joins_a_tls_broker_with_its_password(tls_broker, tmp_path):
+    b = tls_broker
+    sub, got, subscribed = watch(b.plain_port, "duelclock/ev/table/7/report",
+                                 user=("desk", b.users["desk"]))
+    table = WatchedTable(str(tmp_path), "tls", tls_config(b)).start()
+    try:
+        assert subscribed.wait(10)
+        end = time.monotonic() + 20
+        while not (table.up_since(0) and any(b'"k":"hello"' in p for p, _ in got)) \
+                and time.monotonic() < end:
+            time.sleep(0.1)
+        assert table.up_since(0), (table.lines, table.why())
+        # its hello, at QoS 1 (its PUBACK came back through TLS), reached the desk's user
+        assert any(b'"k":"hello"' in p and qos == 1 for p, qos in got), got
+        assert all(w["gap"] <= FRAME_GAP_MS for w in table.lines[1:]), table.lines
+    finally:
+        table.stop()
+        sub.loop_stop()
+        sub.disconnect()
+
+
+def test_a_broker_certificate_from_another_ca_is_refused_and_the_table_runs_on(tls_broker,
+                                                                               tmp_path):
+    table = WatchedTable(str(tmp_path), "other-ca", tls_config(tls_broker, tls_broker.other_ca))
+    table.start()
+    try:
+        time.sleep(8)
+        assert table.proc.poll() is None and "Traceback" not in table.why(), table.why()
+        assert len(table.lines) >= 6 and not table.up_since(0), table.lines
+        assert all(w["frames"] >= 1 and w["gap"] <= FRAME_GAP_MS for w in table.lines[1:])
+    finally:
+        table.stop()
