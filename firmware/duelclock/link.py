@@ -79,9 +79,16 @@ class StreamLink:
 # refused login, OSError, an IndexError or AssertionError on garbage) is "link down": the
 # link closes and tries again after a back-off, and the table keeps time meanwhile.
 
+# The longest one poll() or send() may hold the table's loop, on the unix port: a clock's
+# second then turns at most 1/20 s late, and keys wait at most three scans (they are
+# sampled on time meanwhile). Nothing in either waits on the network; what they cost is
+# their CPU: at most POLL_WORK_MS of desk lines, or one step of a TLS handshake (mbedtls
+# checks the broker's certificate chain and makes the key exchange in one call, 20-30 ms
+# here; on an RP2040 it will be far longer: docs/protocol.md). The bench measures it on
+# every fault (table_link_fault_hold_max_ms, table_tls_step_max_ms).
+LINK_HOLD_MS = 50
 # A poll takes received messages for this long at most and leaves the rest for the next
-# one (the link task polls every 20 ms, the keys every 15 ms): a burst of desk lines delays
-# a key or a clock's second by this much, never more. The unix port spends ~0.1 ms a line.
+# one (the link task polls every 20 ms, the keys every 15 ms).
 POLL_WORK_MS = 20
 # From the first TCP packet to the SUBACK (TLS handshake and CONNACK included): a broker that
 # takes longer is treated as gone, and the link tries again after the back-off.
