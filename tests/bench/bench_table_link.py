@@ -14,15 +14,20 @@
 #                                 umqtt.simple and ssl imported first)
 #   table_tls_heap_extra_kb       their difference: what the handshake needs of the GC heap
 #   table_tls_live_bytes          live heap the link holds once up over TLS, less plain
-#
-# mbedtls's own buffers are not in these: the unix port's mbedtls allocates with the C
-# library's calloc, a bare-metal port's (rp2, esp32) from the GC heap (docs/protocol.md,
-# "TLS on a table"). The unix port is 64-bit: Python objects take about twice the bytes.
+#   table_tls_c_heap_peak_bytes   mbedtls's own: the unix port's mbedtls allocates with the C
+#   table_tls_c_heap_held_bytes   library's calloc, outside the GC heap (a bare-metal port's,
+#                                 rp2 or esp32, from the GC heap: docs/protocol.md). Counted
+#                                 by malloc_peak.c (LD_PRELOAD, built here with cc): the peak
+#                                 the extension's code held from make_link to up, and what it
+#                                 still holds once up, less a plain link's
+# The unix port is 64-bit: Python objects take about twice the bytes.
 import json
 import os
 import random
+import shutil
+import subprocess
 
-from common import ROOT, metric, run_upy
+from common import ROOT, UPY, metric
 from bench_firmware import smallest_heap_kb
 
 FAULT_S = 12
@@ -34,16 +39,41 @@ def _path():
     return ":".join((compiled_firmware(), umqtt(), ".frozen"))
 
 
-def _run(b, cfg, seconds, heap_kb=None):
+def _run(b, cfg, seconds, heap_kb=None, env=None):
+    """upy_table_link.py's JSON for a config with `cfg` as its "mqtt", or None if it failed."""
     path = b.path("link_%d.json" % random.randrange(1 << 30))
     with open(path, "w") as f:
         json.dump({"table": 7, "link": "mqtt", "event": "bench", "mqtt": cfg}, f)
-    r = run_upy([os.path.join(ROOT, "tests", "bench", "upy_table_link.py"), path, str(seconds)],
-                path=_path(), heap_kb=heap_kb, timeout=seconds + 60)
+    cmd = [UPY] + (["-X", "heapsize=%dk" % heap_kb] if heap_kb else []) + [
+        os.path.join(ROOT, "tests", "bench", "upy_table_link.py"), path, str(seconds)]
+    r = subprocess.run(cmd, env=dict(os.environ, MICROPYPATH=_path(), **(env or {})),
+                       capture_output=True, text=True, timeout=seconds + 60, cwd=ROOT)
     os.remove(path)
     if r.returncode != 0:
         return None
     return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def _c_heap(b, cfg):
+    """(peak, held) bytes of C heap the unix port's own code took for `cfg`'s link (the
+    GC heap block apart), or None without a C compiler."""
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        return None
+    lib = b.path("malloc_peak.so")
+    if not os.path.exists(lib):
+        subprocess.run([cc, "-O2", "-shared", "-fPIC", "-o", lib,
+                        os.path.join(ROOT, "tests", "bench", "malloc_peak.c"), "-ldl"], check=True)
+    report = b.path("malloc_peak.txt")
+    heap_kb = 64
+    out = _run(b, cfg, 0, heap_kb, {"LD_PRELOAD": lib, "DUELCLOCK_MALLOC_OBJECT": "micropython_run",
+                                    "DUELCLOCK_MALLOC_SKIP": str(heap_kb * 1024),
+                                    "DUELCLOCK_MALLOC_REPORT": report})
+    if out is None or out["up_ms"] is None:
+        return None
+    with open(report) as f:
+        peak, held = (int(n) for n in f.read().split())
+    return peak, held
 
 
 def bench_table_link(b):
@@ -90,6 +120,13 @@ def bench_table_link(b):
         yield metric("table_tls_live_bytes",
                      None if None in live.values() else live["tls"] - live["mqtt"], "bytes",
                      note="live GC heap once up over TLS, less plain (%s)" % live)
+        c = {n: _c_heap(b, cfg) for n, cfg in (("mqtt", plain), ("tls", secure))}
+        why = None if None not in c.values() else "no C compiler, or the link did not get up"
+        for i, what in enumerate(("peak", "held")):
+            yield metric("table_tls_c_heap_%s_bytes" % what,
+                         None if why else c["tls"][i] - c["mqtt"][i], "bytes",
+                         note=why or "mbedtls's C heap over TLS less plain (%s: %s)" % (
+                             what, ", ".join("%s %d" % (n, v[i]) for n, v in c.items())))
     finally:
         quiet.stop()
         silent.stop()
