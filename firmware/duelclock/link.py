@@ -68,8 +68,8 @@ class StreamLink:
 # --- MQTT ----------------------------------------------------------------------------------
 # umqtt.simple (micropython-lib) encodes and decodes every packet, but it was written for a
 # loop that may wait: connect() reads the CONNACK, subscribe() the SUBACK and a QoS 1
-# publish() its PUBACK from a socket with no timeout, so a broker that stops answering held
-# the table's loop (and its clock) for as long as it kept quiet. Here umqtt.simple holds a
+# publish() its PUBACK from a socket with no timeout: a broker that stopped answering would
+# hold the table's loop (and its clock) for as long as it kept quiet. Here umqtt.simple holds a
 # _Stream, which never waits. A read is served from what has arrived; a read of more raises
 # _Later, and MqttLink tries that call again from its start once more has arrived. The
 # bytes the call wrote on an earlier try are not sent again (it writes the same ones: its
@@ -83,9 +83,9 @@ class StreamLink:
 # second then turns at most 1/20 s late, and keys wait at most three scans (they are
 # sampled on time meanwhile). Nothing in either waits on the network; what they cost is
 # their CPU: at most POLL_WORK_MS of desk lines, or one step of a TLS handshake (mbedtls
-# checks the broker's certificate chain and makes the key exchange in one call, 20-30 ms
-# here; on an RP2040 it will be far longer: docs/protocol.md). The bench measures it on
-# every fault (table_link_fault_hold_max_ms, table_tls_step_max_ms).
+# checks the broker's certificate chain and makes the key exchange in one call, 20-50 ms
+# here; on an RP2040 far longer: docs/protocol.md). The bench measures both, on every
+# fault (table_link_fault_hold_max_ms) and over TLS (table_tls_step_max_ms).
 LINK_HOLD_MS = 50
 # A poll takes received messages for this long at most and leaves the rest for the next
 # one (the link task polls every 20 ms, the keys every 15 ms).

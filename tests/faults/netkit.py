@@ -15,14 +15,14 @@ READ_BYTES = 65536
 
 
 class Proxy:
-    """127.0.0.1:port -> target (host, port), one thread pair per connection.
+    """127.0.0.1:port (0: a free one) -> target (host, port), one thread pair per connection.
 
     cut()      every connection closes at once (an access point drops the table) and new
                ones are refused (accepted and closed) until restore()
     filters    None, or called once per connection: (up, down), each f(bytes) -> bytes or
                None, what goes client -> target (up) and target -> client (down)."""
 
-    def __init__(self, target, filters=None):
+    def __init__(self, target, filters=None, port=0):
         self.target = target
         self.filters = filters
         self.connections = 0
@@ -31,7 +31,7 @@ class Proxy:
         self._lock = threading.Lock()
         self._srv = socket.socket()
         self._srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self._srv.bind(("127.0.0.1", 0))
+        self._srv.bind(("127.0.0.1", port))
         self._srv.listen(16)
         self.port = self._srv.getsockname()[1]
         self.url = "mqtt://127.0.0.1:%d" % self.port
