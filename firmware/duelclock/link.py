@@ -8,6 +8,8 @@
 import errno
 import select
 
+from .core import const
+
 # Bytes a poll takes from a stream, at most: the USB port is anyone's, and a flood of junk
 # must cost the key scan a bounded slice per poll. A stream read a byte at a time says how
 # few it can afford in POLL_BYTES (drivers/duplex.py: USB CDC took 4 KB a poll byte by byte:
@@ -75,34 +77,43 @@ class StreamLink:
 # bytes the call wrote on an earlier try are not sent again (it writes the same ones: its
 # packet id is put back), and the messages it handed over count only when it completes. So
 # no poll() or send() waits on the network: each costs its own CPU, and a poll takes desk
-# lines for POLL_WORK_MS at most. Anything else the library raises (MQTTException for a
+# lines for _POLL_WORK_MS at most. Anything else the library raises (MQTTException for a
 # refused login, OSError, an IndexError or AssertionError on garbage) is "link down": the
 # link closes and tries again after a back-off, and the table keeps time meanwhile.
 
 # The longest one poll() or send() may hold the table's loop, on the unix port: a clock's
 # second then turns at most 1/20 s late, and keys wait at most three scans (they are
 # sampled on time meanwhile). Nothing in either waits on the network; what they cost is
-# their CPU: at most POLL_WORK_MS of desk lines, or one step of a TLS handshake (mbedtls
+# their CPU: at most _POLL_WORK_MS of desk lines, or one step of a TLS handshake (mbedtls
 # checks the broker's certificate chain and makes the key exchange in one call, 20-50 ms
 # here; on an RP2040 far longer: docs/protocol.md). The bench measures both, on every
 # fault (table_link_fault_hold_max_ms) and over TLS (table_tls_step_max_ms).
 LINK_HOLD_MS = 50
 # A poll takes received messages for this long at most and leaves the rest for the next
 # one (the link task polls every 20 ms, the keys every 15 ms).
-POLL_WORK_MS = 20
+_POLL_WORK_MS = const(20)
 # From the first TCP packet to the SUBACK (TLS handshake and CONNACK included): a broker that
 # takes longer is treated as gone, and the link tries again after the back-off.
-CONNECT_TIMEOUT_MS = 10000
+_CONNECT_TIMEOUT_MS = const(10000)
 # A PUBACK, or the rest of a packet begun, that takes longer than this: the broker (or the
 # way to it) is gone. A silent link with nothing due is found by the keepalive pings.
-REPLY_TIMEOUT_MS = 10000
-BACKOFF_MS = 1000               # the first retry after the link goes down; doubled each time
-BACKOFF_MAX_MS = 30000
+_REPLY_TIMEOUT_MS = const(10000)
+_BACKOFF_MS = const(1000)       # the first retry after the link goes down; doubled each time
+_BACKOFF_MAX_MS = const(30000)
 # Received and not yet taken, or written and not yet taken by the socket: past this the
 # broker floods or is not a broker (its packets are at most 4 KB: broker.MAX_PACKET_BYTES),
 # or the way to it is jammed. The link goes down rather than grow the heap.
-BUFFER_LIMIT_BYTES = 8192
-_EAGAIN = (errno.EAGAIN, errno.EINPROGRESS)     # EWOULDBLOCK is EAGAIN here and on lwIP
+_BUFFER_LIMIT_BYTES = const(8192)
+# A non-blocking socket's "not yet" (EWOULDBLOCK is EAGAIN): the port's own numbers (the
+# ESP32's newlib has another EINPROGRESS than Linux and lwIP).
+_WAIT = (errno.EAGAIN, errno.EINPROGRESS)
+# Why MqttLink took the link down, for the traceback of someone debugging it (it catches
+# them itself): Linux's numbers.
+_ETIMEDOUT = const(110)         # the broker did not answer in time
+_EPROTO = const(71)             # it answered what no one asked
+_ENOBUFS = const(105)           # too much unread, or unsent
+_ECONNRESET = const(104)        # it closed the connection
+_ECONNREFUSED = const(111)
 
 
 class _Later(Exception):
@@ -115,23 +126,27 @@ class _Stream:
     small writes); reads come from what pull() took in. During a try (MqttLink._try) `at` is
     the read position in `rx` and the first `mute` bytes written are swallowed."""
 
-    def __init__(self, sock):
+    def __init__(self, sock, addr):
         self.sock = sock
+        self.addr = addr
         self.rx = b""
         self.tx = b""
         self.at = 0
         self.mute = 0
         self.wrote = 0
 
-    # what umqtt.simple calls: the socket is connected and never blocks, whatever it asks
-    def connect(self, addr):
-        pass
+    # What umqtt.simple calls. Its connect() opens its socket through its module's `socket`,
+    # which is this stream for the call (MqttLink._mqtt_connect): socket() is the stream,
+    # connected already, and getaddrinfo() its address. It never blocks, whatever is asked.
+    def socket(self):
+        return self
 
-    def setblocking(self, flag):
-        pass
+    def getaddrinfo(self, host, port):
+        return [(0, 0, 0, "", self.addr)]
 
-    def settimeout(self, timeout_s):
+    def connect(self, *args):
         pass
+    setblocking = settimeout = connect
 
     def read(self, n):
         if len(self.rx) - self.at < n:
@@ -159,46 +174,32 @@ class _Stream:
             try:
                 n = self.sock.write(self.tx)
             except OSError as e:
-                if e.args[0] not in _EAGAIN:
+                if e.args[0] not in _WAIT:
                     raise
                 n = None
             if not n:
                 break
             self.tx = self.tx[n:]
-        if len(self.tx) > BUFFER_LIMIT_BYTES:
-            raise OSError(errno.ENOBUFS)
+        if len(self.tx) > _BUFFER_LIMIT_BYTES:
+            raise OSError(_ENOBUFS)
 
     def pull(self):
         """Take in what has arrived; True if anything did. The far end closed: OSError."""
         got = False
-        while len(self.rx) <= BUFFER_LIMIT_BYTES:
+        while len(self.rx) <= _BUFFER_LIMIT_BYTES:
             try:
                 data = self.sock.read(READ_BYTES)
             except OSError as e:
-                if e.args[0] not in _EAGAIN:
+                if e.args[0] not in _WAIT:
                     raise
                 data = None
             if data is None:
                 return got
             if not data:
-                raise OSError(errno.ECONNRESET)
+                raise OSError(_ECONNRESET)
             self.rx += data
             got = True
-        raise OSError(errno.ENOBUFS)
-
-
-class _Sockets:
-    """umqtt.simple's `socket` module while its connect() runs: the connected _Stream."""
-
-    def __init__(self, stream, addr):
-        self.stream = stream
-        self.addr = addr
-
-    def socket(self):
-        return self.stream
-
-    def getaddrinfo(self, host, port):
-        return [(0, 0, 0, "", self.addr)]
+        raise OSError(_ENOBUFS)
 
 
 class MqttLink:
@@ -224,8 +225,10 @@ class MqttLink:
         self._sock = None             # the TCP socket while it connects
         self._addr = None
         self._call = None             # (fn, args, done): a call waiting for its reply
+        self._call_at = self._call_pid = self._call_sent = 0
+        self._opened_at = self._rx_at = self._pinged_at = 0
         self._retry_at = 0
-        self._backoff_ms = BACKOFF_MS
+        self._backoff_ms = _BACKOFF_MS
 
     def _topic(self, leaf):
         return (self.base + "table/%d/%s" % (self.tbl, leaf)).encode()
@@ -253,7 +256,7 @@ class MqttLink:
         try:
             s.connect(self._addr)
         except OSError as e:
-            if e.args[0] not in _EAGAIN:
+            if e.args[0] not in _WAIT:
                 raise
 
     def _connected(self):
@@ -264,18 +267,18 @@ class MqttLink:
         if not ready:
             return
         if ready[0][1] & (select.POLLERR | select.POLLHUP):
-            raise OSError(errno.ECONNREFUSED)
+            raise OSError(_ECONNREFUSED)
         sock, self._sock = self._sock, None
         if self.tls is not None:                 # the handshake runs as the stream flushes
             sock = self.tls.wrap_socket(sock, server_hostname=self.client.server,
                                         do_handshake_on_connect=False)
-        self.stream = _Stream(sock)
+        self.stream = _Stream(sock, self._addr)
         self._begin(self._mqtt_connect, (), self._subscribe)
 
     def _mqtt_connect(self):
         from umqtt import simple
         was = simple.socket
-        simple.socket = _Sockets(self.stream, self._addr)
+        simple.socket = self.stream             # its socket(): the stream connected here
         try:
             self.client.connect()
         finally:
@@ -287,7 +290,7 @@ class MqttLink:
 
     def _joined(self):
         self.up = True
-        self._backoff_ms = BACKOFF_MS
+        self._backoff_ms = _BACKOFF_MS
 
     # --- a call tried until its reply is in ---------------------------------------------------
 
@@ -327,17 +330,17 @@ class MqttLink:
         self._held = []
 
     def _take(self, now):
-        """Messages that have arrived, for POLL_WORK_MS at most."""
+        """Messages that have arrived, for _POLL_WORK_MS at most."""
         s, c = self.stream, self.client
-        while s.rx and self.now_ms() - now < POLL_WORK_MS:
+        while s.rx and self.now_ms() - now < _POLL_WORK_MS:
             s.at = 0
             self._held = []
             try:
                 op = c.check_msg()
             except _Later:                       # a packet's start: the rest is on its way
                 s.at = 0
-                if now - self._rx_at > REPLY_TIMEOUT_MS:
-                    raise OSError(errno.ETIMEDOUT)
+                if now - self._rx_at > _REPLY_TIMEOUT_MS:
+                    raise OSError(_ETIMEDOUT)
                 return
             finally:
                 s.flush()                        # the PUBACK of a QoS 1 command
@@ -345,7 +348,7 @@ class MqttLink:
             if op is not None and op & 0xF0 != 0x30:
                 # a packet umqtt.simple leaves to its caller (PUBACK, SUBACK...) and none is
                 # awaited: its body is still unread, so the stream is out of step
-                raise OSError(errno.EPROTO)
+                raise OSError(_EPROTO)
 
     # --- the three calls ---------------------------------------------------------------------
 
@@ -368,15 +371,15 @@ class MqttLink:
                 if s.pull():
                     self._rx_at = now
                 if self._call is not None:
-                    if not self._try() and now - self._call_at > REPLY_TIMEOUT_MS:
-                        raise OSError(errno.ETIMEDOUT)
+                    if not self._try() and now - self._call_at > _REPLY_TIMEOUT_MS:
+                        raise OSError(_ETIMEDOUT)
                 if self._call is None and self.up:
                     self._take(now)
             if not self.up:
-                if now - self._opened_at > CONNECT_TIMEOUT_MS:
-                    raise OSError(errno.ETIMEDOUT)
+                if now - self._opened_at > _CONNECT_TIMEOUT_MS:
+                    raise OSError(_ETIMEDOUT)
             elif now - self._rx_at > self.keepalive_s * 1000:
-                raise OSError(errno.ETIMEDOUT)   # not even a PINGRESP: the broker is gone
+                raise OSError(_ETIMEDOUT)   # not even a PINGRESP: the broker is gone
             elif now - max(self._rx_at, self._pinged_at) >= self.keepalive_s * 500 \
                     and self._call is None:
                 self.client.ping()
@@ -420,17 +423,7 @@ class MqttLink:
         self.client = self.stream = self._sock = self._call = None
         self._held = []
         self._retry_at = now + self._backoff_ms
-        self._backoff_ms = min(self._backoff_ms * 2, BACKOFF_MAX_MS)
-
-
-def tls_context(ca_der):
-    """An ssl.SSLContext that checks the broker's certificate (and its name) against the CA
-    `ca_der` (DER: what mbedtls reads on every port; deploy converts a PEM)."""
-    import ssl
-    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-    ctx.verify_mode = ssl.CERT_REQUIRED
-    ctx.load_verify_locations(cadata=ca_der)
-    return ctx
+        self._backoff_ms = min(self._backoff_ms * 2, _BACKOFF_MAX_MS)
 
 
 def make_link(board, cfg, local_ms):
@@ -446,9 +439,12 @@ def make_link(board, cfg, local_ms):
     from umqtt.simple import MQTTClient
     keepalive_s = m.get("keepalive_s", 30)
     tls = None
-    if m.get("tls"):
+    if m.get("tls"):                    # the broker's certificate checked, and its name
+        import ssl
         from binascii import a2b_base64
-        tls = tls_context(a2b_base64(m["ca"]))
+        tls = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        tls.verify_mode = ssl.CERT_REQUIRED
+        tls.load_verify_locations(cadata=a2b_base64(m["ca"]))   # DER: mbedtls reads it anywhere
 
     def factory():
         return MQTTClient("duelclock-t%d" % cfg["table"], m["host"], m.get("port", 1883),
