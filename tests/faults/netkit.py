@@ -8,10 +8,12 @@ import socket
 import subprocess
 import tempfile
 import threading
+import time
 
 from simulator import build
 
 READ_BYTES = 65536
+PIECE_GAP_S = 0.01            # between the pieces a filter cut a read into
 
 
 class Proxy:
@@ -19,8 +21,9 @@ class Proxy:
 
     cut()      every connection closes at once (an access point drops the table) and new
                ones are refused (accepted and closed) until restore()
-    filters    None, or called once per connection: (up, down), each f(bytes) -> bytes or
-               None, what goes client -> target (up) and target -> client (down)."""
+    filters    None, or called once per connection: (up, down), each f(bytes) -> bytes,
+               None, or a list of pieces sent PIECE_GAP_S apart: what goes client -> target
+               (up) and target -> client (down)."""
 
     def __init__(self, target, filters=None, port=0):
         self.target = target
@@ -68,7 +71,11 @@ class Proxy:
                     break
                 if f is not None:
                     data = f(data)
-                if data:
+                if isinstance(data, list):          # pieces, each its own segment
+                    for piece in data:
+                        dst.sendall(piece)
+                        time.sleep(PIECE_GAP_S)
+                elif data:
                     dst.sendall(data)
         except OSError:
             pass

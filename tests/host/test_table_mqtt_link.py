@@ -352,3 +352,62 @@ def test_a_broker_certificate_from_another_ca_is_refused_and_the_table_runs_on(t
         assert all(w["frames"] >= 1 and w["gap"] <= FRAME_GAP_MS for w in table.lines[1:])
     finally:
         table.stop()
+
+
+# --- replies that arrive in pieces -------------------------------------------------------------
+
+PIECES = """
+import time
+from umqtt.simple import MQTTClient
+from duelclock.link import MqttLink
+link = MqttLink(lambda: MQTTClient("dc-t5", "127.0.0.1", %d, keepalive=30), "ev", 5, 30,
+                time.ticks_ms)
+got, sent, end = b"", 0, time.ticks_add(time.ticks_ms(), 30000)
+while time.ticks_diff(end, time.ticks_ms()) > 0 and (sent < 5 or got.count(b"\\n") < 5):
+    got += link.poll()
+    if link.up and sent < 5 and link.send(b'{"n":%%d}\\n' %% sent, "report"):
+        sent += 1
+    time.sleep_ms(2)
+print(link.up, sent)
+print(got.decode())
+"""
+
+
+def test_replies_in_pieces_are_read_once_whole(broker):
+    """Every byte from the broker comes alone, 10 ms after the one before: each CONNACK,
+    SUBACK, PUBACK and command is read across many polls, and its call tried again as it
+    grows. The CONNECT, the SUBSCRIBE and each report go once (mosquitto drops a client
+    that sends a second CONNECT), and each command is taken once, in order."""
+    proxy = Proxy(("127.0.0.1", broker.port),
+                  lambda: (None, lambda data: [data[i:i + 1] for i in range(len(data))]))
+    sub, got, subscribed = watch(broker.port)
+    stop = threading.Event()
+
+    def desk():                         # a command a second at QoS 1, while the table reports
+        pub = paho.Client(paho.CallbackAPIVersion.VERSION2, client_id="desk")
+        pub.connect("127.0.0.1", broker.port)
+        pub.loop_start()
+        for n in range(5):
+            if stop.wait(1.0):
+                break
+            pub.publish("duelclock/ev/table/5/cmd", b'{"cmd":%d}' % n, qos=1)
+        pub.loop_stop()
+        pub.disconnect()
+    try:
+        assert subscribed.wait(10)
+        threading.Thread(target=desk, daemon=True).start()
+        r = run_upy(["-c", PIECES % proxy.port], extra_path=(umqtt(),), timeout=90)
+        assert r.returncode == 0, r.stderr
+        head, _, lines = r.stdout.partition("\n")
+        assert head.split() == ["True", "5"], r.stdout
+        assert lines.split() == ['{"cmd":%d}' % n for n in range(5)], r.stdout
+        end = time.monotonic() + 10
+        while len(got) < 5 and time.monotonic() < end:
+            time.sleep(0.05)
+        assert [p for p, _ in got] == [b'{"n":%d}' % n for n in range(5)], got
+        assert proxy.connections == 1       # never down and dialled again meanwhile
+    finally:
+        stop.set()
+        proxy.stop()
+        sub.loop_stop()
+        sub.disconnect()
