@@ -392,21 +392,20 @@ class MqttLink:
         return out
 
     def send(self, line, kind):
-        """kind "state" and "sync" go at QoS 0 (nothing to wait for); a "report" at QoS 1:
-        False while the last one's PUBACK is still to come (the session sends it again)."""
-        if not self.up or (kind == "report" and self._call is not None):
+        """kind "state" and "sync" go at QoS 0 (nothing to wait for; a sync request resent
+        late is dropped anyway); a "report" at QoS 1: False while the last one's PUBACK is
+        still to come (the session sends it again)."""
+        report = kind == "report"
+        if not self.up or (report and self._call is not None):
             return False
         try:
-            c = self.client
-            if kind == "state":
-                c.publish(self._topic("state"), line.rstrip(b"\n"), True, 0)
-                self.stream.flush()
-            elif kind == "sync":
-                # a sync request resent late is dropped anyway (the clock asks again)
-                c.publish(self._topic("report"), line.rstrip(b"\n"), False, 0)
-                self.stream.flush()
+            args = (self._topic("state" if kind == "state" else "report"), line.rstrip(b"\n"),
+                    kind == "state", 1 if report else 0)
+            if report:
+                self._begin(self.client.publish, args)
             else:
-                self._begin(c.publish, (self._topic("report"), line.rstrip(b"\n"), False, 1))
+                self.client.publish(*args)
+                self.stream.flush()
             return True
         except Exception:
             self._down(self.now_ms())

@@ -362,7 +362,7 @@ from umqtt.simple import MQTTClient
 from duelclock.link import MqttLink
 link = MqttLink(lambda: MQTTClient("dc-t5", "127.0.0.1", %d, keepalive=30), "ev", 5, 30,
                 time.ticks_ms)
-got, sent, end = b"", 0, time.ticks_add(time.ticks_ms(), 30000)
+got, sent, end = b"", 0, time.ticks_add(time.ticks_ms(), 60000)
 while time.ticks_diff(end, time.ticks_ms()) > 0 and (sent < 5 or got.count(b"\\n") < 5):
     got += link.poll()
     if link.up and sent < 5 and link.send(b'{"n":%%d}\\n' %% sent, "report"):
@@ -384,6 +384,9 @@ def test_replies_in_pieces_are_read_once_whole(broker):
     stop = threading.Event()
 
     def desk():                         # a command a second at QoS 1, while the table reports
+        end = time.monotonic() + 60     # from its first report: it has subscribed by then
+        while not got and time.monotonic() < end and not stop.is_set():
+            time.sleep(0.05)
         pub = paho.Client(paho.CallbackAPIVersion.VERSION2, client_id="desk")
         pub.connect("127.0.0.1", broker.port)
         pub.loop_start()
@@ -396,7 +399,7 @@ def test_replies_in_pieces_are_read_once_whole(broker):
     try:
         assert subscribed.wait(10)
         threading.Thread(target=desk, daemon=True).start()
-        r = run_upy(["-c", PIECES % proxy.port], extra_path=(umqtt(),), timeout=90)
+        r = run_upy(["-c", PIECES % proxy.port], extra_path=(umqtt(),), timeout=120)
         assert r.returncode == 0, r.stderr
         head, _, lines = r.stdout.partition("\n")
         assert head.split() == ["True", "5"], r.stdout
