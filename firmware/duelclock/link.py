@@ -86,8 +86,9 @@ class StreamLink:
 # sampled on time meanwhile). Nothing in either waits on the network; what they cost is
 # their CPU: at most _POLL_WORK_MS of desk lines, or one step of a TLS handshake (mbedtls
 # checks the broker's certificate chain and makes the key exchange in one call, 20-50 ms
-# here; on an RP2040 far longer: docs/protocol.md). The bench measures both, on every
-# fault (table_link_fault_hold_max_ms) and over TLS (table_tls_step_max_ms).
+# here, at this bound's edge; on an RP2040 far longer: docs/protocol.md). The bench
+# measures both, on every fault (table_link_fault_hold_max_ms) and over TLS
+# (table_tls_step_max_ms).
 LINK_HOLD_MS = 50
 # A poll takes received messages for this long at most and leaves the rest for the next
 # one (the link task polls every 20 ms, the keys every 15 ms).
