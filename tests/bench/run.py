@@ -10,7 +10,8 @@
 #
 # A group is one function in GROUPS taking a Bench (common.py) and yielding metric dicts
 # (common.metric()): core here, firmware (bench_firmware.py), display (bench_display.py), link (bench_link.py), sim
-# (bench_sim.py), dashboard (bench_dashboard.py) and faults (bench_faults.py). Each runs alone: run.py firmware. A
+# (bench_sim.py), dashboard (bench_dashboard.py), faults (bench_faults.py) and table_link
+# (bench_table_link.py). Each runs alone: run.py firmware. A
 # metric may carry a "note" (how it was measured, or why its value is null).
 import json
 import os
@@ -30,6 +31,7 @@ import bench_faults  # noqa: E402
 import bench_firmware  # noqa: E402
 import bench_link  # noqa: E402
 import bench_sim  # noqa: E402
+import bench_table_link  # noqa: E402
 import gen_record  # noqa: E402
 
 REPLAY_EVENTS = 2000
@@ -191,6 +193,7 @@ GROUPS = {
     "firmware": bench_firmware.bench_firmware,
     "link": bench_link.bench_link,
     "sim": bench_sim.bench_sim,
+    "table_link": bench_table_link.bench_table_link,
 }
 
 

@@ -8,21 +8,24 @@ import socket
 import subprocess
 import tempfile
 import threading
+import time
 
 from simulator import build
 
 READ_BYTES = 65536
+PIECE_GAP_S = 0.01            # between the pieces a filter cut a read into
 
 
 class Proxy:
-    """127.0.0.1:port -> target (host, port), one thread pair per connection.
+    """127.0.0.1:port (0: a free one) -> target (host, port), one thread pair per connection.
 
     cut()      every connection closes at once (an access point drops the table) and new
                ones are refused (accepted and closed) until restore()
-    filters    None, or called once per connection: (up, down), each f(bytes) -> bytes or
-               None, what goes client -> target (up) and target -> client (down)."""
+    filters    None, or called once per connection: (up, down), each f(bytes) -> bytes,
+               None, or a list of pieces sent PIECE_GAP_S apart: what goes client -> target
+               (up) and target -> client (down)."""
 
-    def __init__(self, target, filters=None):
+    def __init__(self, target, filters=None, port=0):
         self.target = target
         self.filters = filters
         self.connections = 0
@@ -31,7 +34,7 @@ class Proxy:
         self._lock = threading.Lock()
         self._srv = socket.socket()
         self._srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self._srv.bind(("127.0.0.1", 0))
+        self._srv.bind(("127.0.0.1", port))
         self._srv.listen(16)
         self.port = self._srv.getsockname()[1]
         self.url = "mqtt://127.0.0.1:%d" % self.port
@@ -68,7 +71,11 @@ class Proxy:
                     break
                 if f is not None:
                     data = f(data)
-                if data:
+                if isinstance(data, list):          # pieces, each its own segment
+                    for piece in data:
+                        dst.sendall(piece)
+                        time.sleep(PIECE_GAP_S)
+                elif data:
                     dst.sendall(data)
         except OSError:
             pass

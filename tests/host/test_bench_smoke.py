@@ -309,3 +309,21 @@ def test_protocol_cpu_runs_a_round_start_through_the_real_desk():
     assert m["value"] > 0
     assert "sign 20 commands, take 20 states" in m["note"] and "is 120 ms" in m["note"], m["note"]
 
+
+
+# --- the table_link group's tools -----------------------------------------------------------
+
+def test_table_link_counts_mbedtls_heap_outside_the_gc_heap(tmp_path):
+    """The LD_PRELOAD counter sees what mbedtls holds while a TLS link is up (its record
+    buffers, 16 KB in and 4 KB out) and nothing for a plain one; the driver gets up both ways."""
+    import bench_table_link
+    from common import Bench
+    from duelclock_desk.deploy import parse_broker
+    from tests.host.mqtt_tls import TlsBroker
+    b = Bench(1, str(tmp_path))
+    with TlsBroker() as t:
+        cred = "table:%s@127.0.0.1" % t.users["table"]
+        plain = bench_table_link._c_heap(b, parse_broker("mqtt://%s:%d" % (cred, t.plain_port)))
+        tls = bench_table_link._c_heap(b, parse_broker("mqtts://%s:%d" % (cred, t.port), t.ca))
+    assert plain is not None and tls is not None, "no C compiler, or the link did not get up"
+    assert plain[1] < 1024 and tls[1] >= 20 * 1024 and tls[0] >= tls[1], (plain, tls)

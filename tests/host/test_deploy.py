@@ -238,3 +238,30 @@ def test_an_update_hashes_pins_an_older_deploy_left_in_clear_and_keeps_the_key_p
     assert cfg["pins"]["floor"] != "2468"
     with pytest.raises(deploy.CliError, match="no key for table 6"):
         deploy.merge_config({"table": 6, "lang": "en", "link": "serial"}, old)
+
+
+def test_broker_urls_with_tls_and_a_password(tmp_path):
+    import base64
+    import ssl
+    from duelclock_desk import certs
+    pem = certs.make_ca(str(tmp_path))[0]
+    with open(pem) as f:
+        der = ssl.PEM_cert_to_DER_cert(f.read())
+    (tmp_path / "ca.der").write_bytes(der)
+    want = {"host": "10.0.0.2", "port": 8883, "user": "table", "password": "p:w@d",
+            "tls": True, "ca": base64.b64encode(der).decode()}
+    for ca in (pem, str(tmp_path / "ca.der")):                  # PEM or DER
+        assert deploy.parse_broker("mqtts://table:p:w@d@10.0.0.2:8883", ca) == want
+    assert deploy.parse_broker("mqtt://u:x@h:1883") == {"host": "h", "port": 1883,
+                                                        "user": "u", "password": "x"}
+    line = deploy.describe({"table": 3, "link": "mqtt", "lang": "en", "mqtt": want}, "kept")
+    assert "mqtts://10.0.0.2:8883 as table" in line and "p:w@d" not in line
+    (tmp_path / "junk").write_text("not a certificate\n")
+    for url, ca, msg in (("mqtts://h:8883", None, "needs --ca"),
+                         ("mqtt://h:1883", str(tmp_path / "ca.der"), "--ca is for an mqtts://"),
+                         ("mqtts://h:8883", str(tmp_path / "junk"), "not a certificate"),
+                         ("mqtts://h:8883", str(tmp_path / "none"), "No such file"),
+                         ("mqtt://nopass@h:1883", None, "USER:PASS@"),
+                         ("mqtt://h", None, "HOST:PORT")):
+        with pytest.raises(deploy.CliError, match=msg):
+            deploy.parse_broker(url, ca)
