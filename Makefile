@@ -56,7 +56,8 @@ demo: setup
 bench: setup
 	$(PY) tests/bench/run.py
 
-# The fault-injection suite's long form (issue 7): about 95 minutes; atheris for the fuzzers.
+# The fault-injection suite's long form (power cuts, network faults, fuzzing): about 95
+# minutes; atheris for the fuzzers.
 SOAK_STAMP := $(VENV)/.soak-$(shell cksum < pyproject.toml | cut -d' ' -f1)
 $(SOAK_STAMP): | $(STAMP)
 	$(PY) -m pip install -q --disable-pip-version-check -e '.[dev,soak]'

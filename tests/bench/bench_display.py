@@ -1,4 +1,4 @@
-# The display bench group (issue 13: the table on its own chip), proxies measurable here for
+# The display bench group (the table on its own chip): proxies measurable here for
 # what the RP2040 shows (the unix port on x86 flatters the firmware about 100x: count what a
 # frame costs in calls and bytes, and slow the panel down as the chip's is):
 #
@@ -24,10 +24,9 @@ import os
 from common import BenchError, ROOT, metric, run_upy
 
 SIZES = ((240, 135, False), (128, 64, True))
-# The issue's pointers on 240x135: the bytes of an LP key's frame under 8 KB, a clock tick's
-# a few hundred, a tenth of the framebuf calls an LP key's frame took before (164 measured
-# on the whole-frame renderer of main at 815ea32), no press lost, no step holding the loop
-# more than a few ms.
+# The targets on 240x135: the bytes of an LP key's frame under 8 KB, a clock tick's a few
+# hundred, an LP key's frame in a tenth of the framebuf calls a whole-frame repaint takes
+# (164), no press lost, no step holding the loop more than a few ms.
 LP_KEY_BYTES = 8192
 TICK_BYTES = 999
 LP_KEY_CALLS = 16

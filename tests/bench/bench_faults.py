@@ -1,4 +1,4 @@
-# The faults bench group (issue 7's budgets, short form): each part of the fault-injection
+# The faults bench group (the fault suite's budgets, short form): each part of the fault-injection
 # suite (tests/faults/soak_PART.py) at bench size. `make soak` runs the long form.
 #   powercut_confirmed_events_lost   0 over 1,000 cuts at random instants
 #   faults_survived                  every fault of the list (network part)

@@ -1,4 +1,4 @@
-# The firmware bench group (issue 3's budgets), on the MicroPython unix port:
+# The firmware bench group (the board's memory and speed budgets), on the MicroPython unix port:
 #
 #   match_96k_ok            a full 75-minute match (MATCH_EVENTS events: time called, extra turn,
 #                           sudden death, extra duel) played through key presses on core.ui.Ui,
@@ -31,7 +31,7 @@ from duelclock_desk.deploy import not_shipped
 
 MATCH_EVENTS = 400               # a long match: about 5 events a minute for 75 minutes
 MATCH_END_MS = 4500000           # 45:00 + the 30:00 cap
-MATCH_HEAP_KB = 96               # the issue's budget
+MATCH_HEAP_KB = 96               # a whole match beside the firmware, in the 64-bit port
 HEAP_MAX_KB = 512
 HEAP_STEP_KB = 8
 STABLE = 3                       # sizes above the answer that must work too

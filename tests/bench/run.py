@@ -33,8 +33,8 @@ import bench_sim  # noqa: E402
 import gen_record  # noqa: E402
 
 REPLAY_EVENTS = 2000
-REPLAY_TARGET_MS = 100           # the issue: median replay of 2,000 events on the unix port
-HEAP_LIMIT_KB = 64               # the issue: the replay must finish with -X heapsize=64k
+REPLAY_TARGET_MS = 100           # target: median replay of 2,000 events on the unix port
+HEAP_LIMIT_KB = 64               # target: the replay must finish with -X heapsize=64k
 HEAP_STEP_KB = 2
 HEAP_MIN_KB = 8
 HEAP_MAX_KB = 1024               # past this the search gives up (value null)

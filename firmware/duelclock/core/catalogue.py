@@ -8,7 +8,7 @@
 # ROWS holds one line per code: code|KR guideline|ID guideline|English|Korean|Indonesian,
 # a guideline written as kind abbreviations (ABBR) separated by spaces, "-" for none; an
 # empty name reads as the English one (lang.py's TEXT does the same).
-# The last four codes are in the seeds but not in infractions.md (seed_review section 3):
+# The last four codes are in the rule seeds (docs/rules.md) but in no guideline table:
 # no fixed guideline in KR ("a penalty applies", judge's discretion), so the range is the
 # judge's to pick. One string constant rather than tuples of strings: it stays in flash on
 # a board (lang.py says why).
