@@ -47,14 +47,18 @@ setup: $(STAMP) debs $(FONT)
 	@host_tools/check_setup.sh
 
 # CPython suite (core, desk, vectors, goldens) and the core suite again under real MicroPython.
+# TESTS: a part of the suite (make test TESTS=tests/core).
+TESTS ?= tests
 test: setup
-	$(PY) -m pytest tests
+	$(PY) -m pytest $(TESTS)
 
 demo: setup
 	$(PY) -m simulator.demo
 
+# Prints the figures as JSON lines and writes docs/performance.md from them (BENCH_ARGS:
+# run.py's, e.g. BENCH_ARGS="--repeat 1 core firmware").
 bench: setup
-	$(PY) tests/bench/run.py
+	$(PY) tests/bench/report.py $(BENCH_ARGS)
 
 # The fault-injection suite's long form (power cuts, network faults, fuzzing): about 95
 # minutes; atheris for the fuzzers.

@@ -16,7 +16,8 @@
 #   lp_entry_to_frame_ms    key press to drawn frame (Ui.key + view.build + FbRenderer.draw),
 #                           median over the keys of LP entries, journal on a littlefs RAM disk
 #   firmware_mpy_bytes      every firmware module, mpy-cross -O3 -march=armv6m, the generated
-#                           Hangul font apart (font_mpy_bytes)
+#                           Hangul font apart
+#   font_mpy_bytes          the generated Hangul font (font_ko.py), compiled the same way
 #   journal_append_ms       Journal.append (write, flush, close) on littlefs over a RAM disk
 #
 # The unix port is 64-bit: objects take about twice the bytes they take on an RP2040.

@@ -36,19 +36,10 @@ COVERED = {
     "make setup": "tests/host/test_setup_check.py::test_check_passes_where_make_setup_installed_"
                   "everything: make test runs it first; its check on a bare machine there too",
     "make bench": "tests/host/test_bench_smoke.py::test_core_group_prints_one_metric_per_line",
-    "make soak": "tests/faults/: its short form runs in make test; the long form takes 95 min",
+    "make test TESTS=tests/core": ".ci/run: the same target, the whole suite",
     "duelclock replay simulator/matches/timeout_extra_duel.jsonl": None,
-    "MICROPYPATH=firmware:.frozen .venv/bin/micropython -m duelclock.replay "
-    "simulator/matches/timeout_extra_duel.jsonl": None,
     "duelclock sheet simulator/matches/timeout_extra_duel.jsonl": None,
-    "duelclock sheet simulator/matches/timeout_extra_duel.jsonl --html sheet.html": None,
     "duelclock sim --tables 4 --interactive": None,
-    "duelclock desk ...": None,          # what the sim prints: run as printed
-    "python -m simulator.bridge --flash IMG --tcp 0":
-        "tests/host/test_deploy.py::test_bridge_command_prints_its_ports_and_cleans_up",
-    "mpremote connect socket://127.0.0.1:PORT ...":
-        "tests/host/test_deploy.py::test_real_mpremote_through_the_bridge",
-    "duelclock deploy": "tests/host/test_deploy.py::test_deploy_writes_checks_and_updates",
     "duelclock keygen --out event.key": None,
     "duelclock desk --key event.key": None,
     "duelclock round start --round 3 --tables 1-40 --pairings round3.csv": None,
@@ -58,25 +49,12 @@ COVERED = {
     "duelclock resume": None,
     "duelclock collect": None,
     "duelclock export --csv": None,
-    "duelclock carry 3 --confirm": "tests/host/test_sim_room_carry.py::test_kr_waits_for_the_"
-                                   "head_judge_and_then_carries_into_round_3: the same command "
-                                   "on a carried penalty of a simulated room",
     "duelclock sheet --table 17 --html t17.html": None,
-    "duelclock hall --desk mqtt://DESK:1883 --event NAME --name hall2 > hall2.conf": None,
     "duelclock pull --port /dev/ttyACM0 --board RPI_PICO_W --out pulled/ --import":
         "tests/host/test_pull.py::test_pull_import_hands_the_match_to_the_desk_and_marks_it_"
         "collected: the same command with --port socket:// (a simulated board; no board here)",
-    "duelclock pull --import": "the command above",
-    "duelclock sheet pulled/t17_r3_m4.jsonl":
-        "tests/host/test_pull.py::test_pull_copies_the_uncollected_match_and_replays_it: "
-        "`duelclock sheet` of a pulled file (named by its table, round and match)",
-    "mpremote mip install umqtt.simple":
-        "tests/host/test_deploy.py::test_mip_installs_package_json_from_a_local_index: mip "
-        "from a local index (no network to micropython.org here)",
-    "duelclock pull": "tests/host/test_usb_port.py::test_ctrl_c_and_raw_repl_entry_during_a_"
-                      "round_change_nothing: pull against a table in play says how to get in",
     "duelclock deploy --port /dev/ttyACM0 --board RPI_PICO_W --table 17 --key event.key "
-    "--pins FLOOR:HEAD [--wifi SSID:PASS]":
+    "--pins FLOOR:HEAD":
         "tests/host/test_deploy.py::test_deploy_writes_checks_and_updates: --port socket:// "
         "to a simulated board through the bridge (no board on /dev/ttyACM0 here)",
 }

@@ -1,5 +1,5 @@
 # Event handlers of the rules engine (a mixin of match.Match): one `_ev_<name>` per event
-# of shared/spec/events.md. Each validates first, then changes state, and returns a reason
+# of docs/record.md. Each validates first, then changes state, and returns a reason
 # to refuse or None. Pure.
 from .rules import (START_LP, EXTRA_DUEL_TURNS, HEAD_ONLY, MATCH_ENDING, NORMAL,
                                   TIME_TURN, EXTRA_TURN, SUDDEN, other, ab, clamp)

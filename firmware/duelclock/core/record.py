@@ -1,4 +1,4 @@
-# The match record: events in the interchange form of shared/spec/events.md.
+# The match record: events in the interchange form of docs/record.md.
 #
 # Pure and MicroPython-compatible: no I/O. `parse_line` turns one JSON line into an
 # event dict or a reason (`read_line` only decodes it); `check_event` validates the keys

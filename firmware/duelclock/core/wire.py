@@ -78,7 +78,7 @@ def _settings(v):
 
 
 def _events(v):
-    # Match-record events (shared/spec/events.md), flat; their rules are replay's business.
+    # Match-record events (docs/record.md), flat; their rules are replay's business.
     if type(v) is not list or len(v) > 64:
         return False
     for ev in v:
