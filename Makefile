@@ -52,8 +52,9 @@ TESTS ?= tests
 test: setup
 	$(PY) -m pytest $(TESTS)
 
+# DEMO_ARGS: simulator/demo.py's (--tables N --mqtt M --speed X --out DIR).
 demo: setup
-	$(PY) -m simulator.demo
+	$(PY) -m simulator.demo $(DEMO_ARGS)
 
 # Prints the figures as JSON lines and writes docs/performance.md from them (BENCH_ARGS:
 # run.py's, e.g. BENCH_ARGS="--repeat 1 core firmware").
