@@ -13,14 +13,15 @@ import pytest
 
 from duelclock_desk import dashboard
 from duelclock_desk.api import Service
-from tests.host.browser import CHROMIUM, compare_loosely, launch
+from tests.host.browser import compare_loosely, launch
 from tests.host.desk_rig import run_desk
 from tests.host.tables import SessionTable, Room, StreamTables
 
-playwright = pytest.importorskip("playwright.async_api")
-if not os.path.exists(CHROMIUM):
-    pytest.skip("no %s (make setup installs Debian's chromium)" % CHROMIUM,
-                allow_module_level=True)
+try:
+    from playwright import async_api as playwright
+except ImportError:                 # the needs mark says so, test by test
+    playwright = None
+pytestmark = pytest.mark.needs("playwright", "chromium")
 
 KEY = bytes(range(32))
 VIEW = {"width": 1280, "height": 860}
