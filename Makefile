@@ -58,8 +58,9 @@ demo: setup
 
 # Prints the figures as JSON lines and writes docs/performance.md from them (BENCH_ARGS:
 # run.py's, e.g. BENCH_ARGS="--repeat 1 core firmware").
+PERF_PAGE ?= docs/performance.md
 bench: setup
-	$(PY) tests/bench/report.py $(BENCH_ARGS)
+	$(PY) tests/bench/report.py --out $(PERF_PAGE) $(BENCH_ARGS)
 
 # The fault-injection suite's long form (power cuts, network faults, fuzzing): about 95
 # minutes; atheris for the fuzzers.
