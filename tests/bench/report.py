@@ -156,7 +156,10 @@ def main(argv):
         out, argv = argv[i + 1], argv[:i] + argv[i + 2:]
     if argv[:1] == ["--from"]:
         with open(argv[1]) as f:
-            write(parse(f.read()), out)
+            lines = parse(f.read())
+        # measured when the lines were written, not when the page is
+        when = datetime.datetime.fromtimestamp(os.path.getmtime(argv[1]), datetime.timezone.utc)
+        write(lines, out, when.strftime("%Y-%m-%d %H:%M UTC"))
         return 0
     run = subprocess.Popen([sys.executable, os.path.join(HERE, "run.py")] + argv,
                            stdout=subprocess.PIPE, text=True)
