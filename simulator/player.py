@@ -1,4 +1,4 @@
-"""Scripted players: a match script (the events of shared/spec/events.md) turned into the
+"""Scripted players: a match script (the events of docs/record.md) turned into the
 key presses two players and a judge would make on the table, at the right round times.
 
 The keys are the SIM board's intents (every intent is its own key), and the menus are

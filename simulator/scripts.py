@@ -1,4 +1,4 @@
-"""Match scripts for simulated rounds: whole matches as events (shared/spec/events.md), one
+"""Match scripts for simulated rounds: whole matches as events (docs/record.md), one
 per table, covering what a round throws at a judge: normal wins, a surrender, time in duel 1
 (J1), extra turn and LP comparison (J3), sudden death then an extra duel (J4), a late check-in
 with an undo and a judge's fix, escalated warnings, a player not seated at 5:00.

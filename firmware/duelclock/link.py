@@ -12,8 +12,8 @@ from .core import const
 
 # Bytes a poll takes from a stream, at most: the USB port is anyone's, and a flood of junk
 # must cost the key scan a bounded slice per poll. A stream read a byte at a time says how
-# few it can afford in POLL_BYTES (drivers/duplex.py: USB CDC took 4 KB a poll byte by byte:
-# 850 ms). What is left waits in the port's buffer and the host's: a flood
+# few it can afford in POLL_BYTES (drivers/duplex.py: USB CDC took 4 KB a poll byte by byte,
+# 850 ms on an RP2040). What is left waits in the port's buffer and the host's: a flood
 # slows the link, never the table.
 POLL_BUDGET_BYTES = 4096
 READ_BYTES = 512

@@ -12,7 +12,7 @@ from duelclock_desk import client
 
 
 def _args_replay(p):
-    p.add_argument("file", help="match record (JSON Lines, shared/spec/events.md)")
+    p.add_argument("file", help="match record (JSON Lines, docs/record.md)")
 
 
 def do_replay(a):

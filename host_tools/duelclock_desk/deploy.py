@@ -29,6 +29,8 @@ import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+from tqdm import tqdm
+
 from duelclock.core.sign import pin_hash, table_key
 from duelclock_desk.client import CliError
 
@@ -384,9 +386,9 @@ class Board:
         self.exec_ok("import os\nfor d in %r:\n try:\n  os.mkdir(d)\n except OSError:\n  pass"
                      % sorted(dirs, key=len), "mkdir")
 
-    def write(self, path, data):
-        """One exec per WRITE_CHUNK bytes: the first opens the file, the last closes it.
-        Errors name the path, never the data."""
+    def write(self, path, data, on_bytes=None):
+        """One exec per WRITE_CHUNK bytes: the first opens the file, the last closes it;
+        on_bytes(n) after each. Errors name the path, never the data."""
         pieces = [data[i:i + WRITE_CHUNK] for i in range(0, len(data), WRITE_CHUNK)] or [b""]
         for i, piece in enumerate(pieces):
             script = "w(%r)" % piece
@@ -395,6 +397,8 @@ class Board:
             if i == len(pieces) - 1:
                 script += "\nf.close()"
             self.exec_ok(script, "write %s" % path)
+            if on_bytes:
+                on_bytes(len(piece))
 
     def remove(self, paths):
         self.exec_ok("import os\nfor p in %r:\n os.remove(p)" % list(paths), "remove")
@@ -408,6 +412,20 @@ class Board:
                 msg += " (read-only: on CircuitPython boot.py must remount the drive for code; " \
                        "copy it by hand once and reset)"
             raise CliError("%s failed on the board: %s" % (what, msg))
+
+
+def progress(total_bytes, what):
+    """A progress bar over bytes on standard error when it is a terminal (deploy, pull): the
+    file being moved, its count, the rate and the time left. Not a terminal: no bar; the
+    lines printed per file (say()) show the progress."""
+    return tqdm(total=total_bytes, desc=what, unit="B", unit_scale=True, unit_divisor=1024,
+                leave=False, disable=None, file=sys.stderr, dynamic_ncols=True)
+
+
+def say(bar, line):
+    """A line on standard output, at once, above the bar."""
+    bar.write(line, file=sys.stdout)
+    sys.stdout.flush()
 
 
 def _last_line(e):
@@ -468,9 +486,11 @@ def run(a):
         have = board.hashes(at.tree, at.outside_tree(want))
         board.mkdirs({at.lib} | {os.path.dirname(p) for p in want} - {at.root, "/"})
         copied = [p for p in sorted(want) if have.get(p) != _sha(want[p])]
-        for path in copied:
-            board.write(path, want[path])
-            print("  copied  %-44s %6d B" % (path, len(want[path])))
+        with progress(sum(len(want[p]) for p in copied), "copying") as bar:
+            for i, path in enumerate(copied):
+                bar.set_description("%d/%d %s" % (i + 1, len(copied), os.path.basename(path)))
+                board.write(path, want[path], bar.update)
+                say(bar, "  copied  %-44s %6d B" % (path, len(want[path])))
         stale = sorted(set(have) - set(want))  # have: the firmware's folder, and want's other paths
         if stale:
             board.remove(stale)

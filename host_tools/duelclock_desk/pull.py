@@ -28,12 +28,13 @@ from duelclock.journal import Journal, Recovery
 from duelclock.replay import replay_file
 from duelclock_desk import client
 from duelclock_desk.client import CliError
-from duelclock_desk.deploy import Board, Layout
+from duelclock_desk.deploy import Board, Layout, progress, say
 
+# Prints [(name, bytes), ...] of the journal's folder, or None without one.
 LIST_SCRIPT = """
 import os
 try:
-    print(repr(os.listdir(%r)))
+    print(repr([(n, os.stat(%r + '/' + n)[6]) for n in os.listdir(%r)]))
 except OSError:
     print(repr(None))
 """
@@ -41,17 +42,23 @@ except OSError:
 
 def copy_journal(board, journal_dir, into):
     """The board's journal files (m<id>.jsonl and their .got marks) copied into `into`."""
-    names = board.run(LIST_SCRIPT % journal_dir, "listing the journal")
-    if names is None:
+    listed = board.run(LIST_SCRIPT % (journal_dir, journal_dir), "listing the journal")
+    if listed is None:
         raise CliError("no journal on the board (%s): not a table, or never started"
                        % journal_dir)
-    for name in names:
-        if name.startswith("m") and (name.endswith(".jsonl") or name.endswith(".got")):
+    files = [(n, size) for n, size in listed
+             if n.startswith("m") and (n.endswith(".jsonl") or n.endswith(".got"))]
+    names = [n for n, _ in files]
+    with progress(sum(size for _, size in files), "reading") as bar:
+        for i, name in enumerate(names):
+            bar.set_description("%d/%d %s" % (i + 1, len(names), name))
             data = board.read(journal_dir + "/" + name)
             if data is None:
                 raise CliError("cannot read %s/%s from the board" % (journal_dir, name))
             with open(os.path.join(into, name), "wb") as f:
                 f.write(data)
+            bar.update(len(data))
+            say(bar, "  read %-20s %6d B" % (name, len(data)))
 
 
 def write_match(journal, match_id, table, out_dir):

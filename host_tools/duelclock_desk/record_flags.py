@@ -1,4 +1,4 @@
-"""What the judge must see beside a record's LP sheet (store.record_flags, issue 15): events
+"""What the judge must see beside a record's LP sheet (store.record_flags): events
 the table re-sent with another body ("record changed on the table": the desk's first copy,
 which the sheet replays, and the table's version) and events that reached the desk long
 after their own time ("entered while not connected": confirm them with the players), and

@@ -37,7 +37,7 @@ What lives here, table by table:
              state: confirm (KR: the head judge decides at the desk), ready (ID: at once;
              KR: confirmed), sent (put into round/tbl as side p), declined, unnamed (no
              pairing names the player: the desk cannot find the next match).
-  record_flags  what the judge must see about a record's events (issue 15): "changed" (the
+  record_flags  what the judge must see about a record's events: "changed" (the
              table re-sent event idx with another body: `detail` is that body, the desk's
              first copy stays in records) and "late" (it reached the desk `detail` ms after
              its own time: entered while the table was not connected, or made up since).
@@ -62,7 +62,7 @@ CREATE TABLE IF NOT EXISTS rounds (
     round INTEGER PRIMARY KEY, kind TEXT NOT NULL, start_ms INTEGER NOT NULL,
     limit_s INTEGER NOT NULL, cap_s INTEGER NOT NULL, extra_turns INTEGER NOT NULL,
     seating INTEGER NOT NULL, rules TEXT, lang TEXT, tables TEXT,
-    state TEXT NOT NULL, retained BLOB,   -- retained: unused since issue 15 (no broadcast)
+    state TEXT NOT NULL, retained BLOB,   -- retained: unused (commands go per table, no broadcast)
     closed_ms INTEGER);
 CREATE TABLE IF NOT EXISTS round_cmds (
     id INTEGER PRIMARY KEY, round INTEGER NOT NULL, k TEXT NOT NULL, tbl INTEGER NOT NULL,

@@ -1,4 +1,4 @@
-# The dashboard bench group (issue 6's budgets): the real desk (duelclock_desk.api.Service in
+# The dashboard bench group (the room page's budgets): the real desk (duelclock_desk.api.Service in
 # this process: link, Desk, SQLite store, HTTP API and the dashboard) with TABLES fake tables
 # live in another process (dash_tables.py), and the room page in headless Chromium.
 #

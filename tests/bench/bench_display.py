@@ -1,12 +1,14 @@
-# The display bench group (issue 13: the table on its own chip), proxies measurable here for
+# The display bench group (the table on its own chip): proxies measurable here for
 # what the RP2040 shows (the unix port on x86 flatters the firmware about 100x: count what a
 # frame costs in calls and bytes, and slow the panel down as the chip's is):
 #
 #   display_bytes_per_lp_key       bytes sent to the panel for the frame after a key of an LP
 #                                  entry (median; upy_frames.py), 240x135 RGB565 and 128x64
-#   display_bytes_per_clock_tick   ...for the frame after the clock's second changed
+#   display_bytes_per_clock_tick   the same for the frame after the clock's second changed
 #   fb_calls_per_lp_key            framebuf primitive calls (fill_rect, text, blit...) drawing
-#   fb_calls_per_clock_tick        those frames: the Python-level work a frame costs a board
+#                                  the frame after an LP key: the Python-level work a frame
+#                                  costs a board
+#   fb_calls_per_clock_tick        the same for the frame after a clock tick
 #   keys_lost_fast_typing          of 30 presses at 60 ms down / 60 ms up, through the real
 #                                  app loop with the round running and the link syncing, the
 #                                  renderer holding the loop 75 ms a whole frame, the keys
@@ -15,7 +17,8 @@
 #                                  key on (median of TYPING_RUNS runs: the shared machine's
 #                                  load shows too)
 #   frames_per_idle_minute         frames the app made with nobody at the keys (the round
-#   display_bytes_per_idle_s       running), from IDLE_S seconds; bytes sent per second
+#                                  running), from IDLE_S seconds
+#   display_bytes_per_idle_s       bytes sent to the panel per second of that
 #   alloc_bytes_per_idle_s         bytes allocated per second of that (64-bit port: about
 #                                  twice a 32-bit board's)
 import json
@@ -24,10 +27,9 @@ import os
 from common import BenchError, ROOT, metric, run_upy
 
 SIZES = ((240, 135, False), (128, 64, True))
-# The issue's pointers on 240x135: the bytes of an LP key's frame under 8 KB, a clock tick's
-# a few hundred, a tenth of the framebuf calls an LP key's frame took before (164 measured
-# on the whole-frame renderer of main at 815ea32), no press lost, no step holding the loop
-# more than a few ms.
+# The targets on 240x135: the bytes of an LP key's frame under 8 KB, a clock tick's a few
+# hundred, an LP key's frame in a tenth of the framebuf calls a whole-frame repaint takes
+# (164), no press lost, no step holding the loop more than a few ms.
 LP_KEY_BYTES = 8192
 TICK_BYTES = 999
 LP_KEY_CALLS = 16

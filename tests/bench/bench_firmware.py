@@ -1,4 +1,4 @@
-# The firmware bench group (issue 3's budgets), on the MicroPython unix port:
+# The firmware bench group (the board's memory and speed budgets), on the MicroPython unix port:
 #
 #   match_96k_ok            a full 75-minute match (MATCH_EVENTS events: time called, extra turn,
 #                           sudden death, extra duel) played through key presses on core.ui.Ui,
@@ -16,7 +16,8 @@
 #   lp_entry_to_frame_ms    key press to drawn frame (Ui.key + view.build + FbRenderer.draw),
 #                           median over the keys of LP entries, journal on a littlefs RAM disk
 #   firmware_mpy_bytes      every firmware module, mpy-cross -O3 -march=armv6m, the generated
-#                           Hangul font apart (font_mpy_bytes)
+#                           Hangul font apart
+#   font_mpy_bytes          the generated Hangul font (font_ko.py), compiled the same way
 #   journal_append_ms       Journal.append (write, flush, close) on littlefs over a RAM disk
 #
 # The unix port is 64-bit: objects take about twice the bytes they take on an RP2040.
@@ -31,7 +32,7 @@ from duelclock_desk.deploy import not_shipped
 
 MATCH_EVENTS = 400               # a long match: about 5 events a minute for 75 minutes
 MATCH_END_MS = 4500000           # 45:00 + the 30:00 cap
-MATCH_HEAP_KB = 96               # the issue's budget
+MATCH_HEAP_KB = 96               # a whole match beside the firmware, in the 64-bit port
 HEAP_MAX_KB = 512
 HEAP_STEP_KB = 8
 STABLE = 3                       # sizes above the answer that must work too

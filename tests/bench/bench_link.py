@@ -1,4 +1,4 @@
-# The desk-link bench group (issues 4 and 12): the real desk (duelclock_desk.api.Service:
+# The desk-link bench group (clock sync and round start): the real desk (duelclock_desk.api.Service:
 # links, Desk, SQLite store, HTTP API) against tables at protocol level (tests/host/
 # tables.py SessionTable: the firmware's own session, core/session.py, with a list journal).
 #
@@ -99,7 +99,7 @@ SPREAD_S = 0.1                   # a step ticks its tables this far apart (real 
                                  # and 100 requests in one burst queue up at the desk (its
                                  # stamps then measure its queue, not the link)
 CONVERGED_MS = 5                 # sync_converge_s: the error stays under this
-SERIAL_MAX_MS = 0.5              # issue 12's target for sync_error_serial_max_ms
+SERIAL_MAX_MS = 0.5              # the target for sync_error_serial_max_ms
 REPLY_WAIT_S = 3.0               # a step waits this long (real) for sync replies at most
 MAX_LATE = 20                    # steps that may wait that long before the run is given up
 CHRONY_S = 150                   # real seconds: chrony cannot be accelerated
@@ -111,14 +111,14 @@ ROUND_TABLES = 1000
 ROUND_FW = 10
 ROUND_PROCS = 3
 ROUND_SETTLE_S = 60.0            # after the last hello: the round starts a minute after the
-                                 # tables were switched on (issue 12: "a table switched on a
-                                 # minute before its round ... is the normal case"), still in
+                                 # tables were switched on (a venue's normal case: tables
+                                 # go on a minute before their round), still in
                                  # their young sync schedule (core/clock.py: 64 exchanges in 2
                                  # minutes), one exchange every 4 s by then
 ROUND_WAIT_S = 60.0
 HALL_TABLES = 2000               # the several-halls round start, and the bare fan-out beside it
 HALLS = 2
-HALL_RATIO = 3.0                 # issue 12: bridged round start <= 3 x the bare fan-out
+HALL_RATIO = 3.0                 # the target: bridged round start <= 3 x the bare fan-out
 FANOUT_WAIT_S = 6.0              # the bare fan-out: time given to deliver before counting
 PROXY = os.path.join(ROOT, "tests", "bench", "wifi_proxy.py")
 KEY = os.urandom(32)             # the event key of every run here
@@ -512,7 +512,7 @@ def _sync_metrics(link, suffix, steps, exact, budget_ms, max_target, msgs_per_ta
             metric("sync_error_%s_p95_ms" % link, p95, "ms",
                    note="p95 of |error| over every (table, step) of the same run"),
             metric("sync_error_%s_max_after%d_ms" % (link, WARMUP_MIN), warm, "ms",
-                   note="the same from minute %d on (issue 4's figure)" % WARMUP_MIN),
+                   note="the same from minute %d on, once each table's drift is known" % WARMUP_MIN),
             metric("sync_error_%s_table_p50_max_ms" % link, median_top, "ms",
                    note="the median table's max |error| over its first %d s of desk time: "
                    "sync_error_chrony_client_p50_max_ms measures the median chrony client so "
@@ -770,8 +770,7 @@ def sync_chrony(b):
                    note="the largest spread of the clients' offsets in one sweep of reads (a "
                    "sweep takes tens of ms): table_skew_max_ms's figure for chrony"),
             metric("sync_error_chrony_client_p50_max_ms", r(tops[len(tops) // 2]), "ms",
-                   note="the median client's max: one client's figure (the bench measured "
-                   "a single client so until stop 20)"),
+                   note="the median client's max: what one chrony client alone gives"),
             metric("sync_msgs_chrony_per_min",
                    round(counts["packets"] / run_min / CHRONY_CLIENTS, 1)
                    if counts else None, "msgs",

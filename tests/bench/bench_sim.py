@@ -1,4 +1,4 @@
-# The simulator bench group (issue 5's budgets), with the real firmware (simulator SimTable:
+# The simulator bench group (the room's budgets), with the real firmware (simulator SimTable:
 # the MicroPython unix port running duelclock.app on boards/SIM) and the real desk
 # (`duelclock desk`, through simulator.room.Room), at 1x time:
 #

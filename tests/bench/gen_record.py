@@ -1,4 +1,4 @@
-# A realistic match record of exactly N events (shared/spec/events.md), for the bench
+# A realistic match record of exactly N events (docs/record.md), for the bench
 # and for tests. Deterministic: the same (n_events, seed) gives the same lines on every
 # Python. `build` also returns the verdict the record must replay to, so a caller can
 # check that the replay ran the whole record rather than stopping at an early 'over':

@@ -1,5 +1,6 @@
 # `make bench`: measure duelclock and print one JSON object per line,
-#   {"metric": NAME, "value": V, "unit": U, "target": T}   plus "ok": true/false when T is set.
+#   {"metric": NAME, "value": V, "unit": U, "target": T, "group": G}   plus "ok": true/false
+# when T is set. report.py runs this and writes docs/performance.md from the lines.
 # A target is met when value <= target, except for metrics marked exact (value == target).
 #
 #   .venv/bin/python tests/bench/run.py [--repeat N] [GROUP ...]     (default: every group)
@@ -35,14 +36,33 @@ import bench_table_link  # noqa: E402
 import gen_record  # noqa: E402
 
 REPLAY_EVENTS = 2000
-REPLAY_TARGET_MS = 100           # the issue: median replay of 2,000 events on the unix port
-HEAP_LIMIT_KB = 64               # the issue: the replay must finish with -X heapsize=64k
+REPLAY_TARGET_MS = 100           # target: median replay of 2,000 events on the unix port
+HEAP_LIMIT_KB = 64               # target: the replay must finish with -X heapsize=64k
 HEAP_STEP_KB = 2
 HEAP_MIN_KB = 8
 HEAP_MAX_KB = 1024               # past this the search gives up (value null)
 
 
 # --- core: the rules engine replaying a long record ------------------------------------
+# The core bench group: gen_record.py's record of REPLAY_EVENTS events (a long match with
+# rejected lines), replayed to its planned verdict:
+#
+#   replay_2000_upy_ms            replay_file alone under the MicroPython unix port, the
+#                                 modules imported first (median of --repeat runs)
+#   replay_2000_upy_process_ms    the whole `micropython -m duelclock.replay FILE` command:
+#                                 start-up, compiling the modules, the verdict printed
+#   upy_startup_ms                `micropython -c pass`, for scale
+#   replay_2000_rejected          the lines the replay rejected: exactly the planned ones
+#   replay_2000_cpython_ms        replay_file under CPython, in the bench's process
+#   replay_upy_over_cpython_ratio  the two in-process figures' ratio
+#   replay_2000_heap_peak_bytes   the smallest -X heapsize (HEAP_STEP_KB steps) that still
+#                                 gives the verdict, the firmware from source (_mpy: from
+#                                 armv6m .mpy files); the 64-bit port's objects are about
+#                                 twice a 32-bit board's
+#   replay_2000_heap64k_ok        1 when the command gives the verdict in a 64 KB heap
+#   replay_2000_heap_live_...     the live heap the replay holds at most over the heap before
+#                                 it (collected after every line)
+#   core_mpy_bytes                duelclock.core compiled by mpy-cross -O3 -march=armv6m
 
 # Runs under MicroPython: replays argv[1] argv[2] times, timing only replay_file (the
 # modules are imported first), then prints the verdict and the times in us as JSON.
@@ -226,7 +246,7 @@ def main(argv):
             b = Bench(repeat, scratch)
             try:
                 for m in GROUPS[name](b):
-                    print(json.dumps(m), flush=True)
+                    print(json.dumps(dict(m, group=name)), flush=True)
             finally:
                 b.procs.end_all()
     except BenchError as e:

@@ -1,4 +1,4 @@
-# The infraction catalogue as data (shared/spec/infractions.md; both seeds).
+# The infraction catalogue as data (docs/rules.md, "Infractions"; both rule sets).
 from duelclock.core import catalogue
 from duelclock.core.lang import tr as lang_tr
 

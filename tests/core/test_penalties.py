@@ -78,7 +78,8 @@ def test_caution_changes_nothing_but_the_record():
 def test_any_code_string_is_accepted():
     m = new()
     ok(m, MIN, "penalty", p="A", kind="caution", code="something_new")
-    assert no(m, MIN, "penalty", p="A", kind="caution", code="") is not None
+    assert no(m, MIN, "penalty", p="A", kind="caution", code="") == \
+        "'code' must be a non-empty string"
 
 
 # One penalty for both players (p "both", rules.md 5).

@@ -1,6 +1,8 @@
 # Surrender, undo and judge fixes (rules.md section 2).
 from dc import new, ok, no, win_duel, v, MIN
 
+UNDO_REFUSED = "only the last LP entry of this turn can be taken back"
+
 LIMIT = 45 * MIN
 
 
@@ -35,7 +37,7 @@ def test_undo_takes_back_only_the_last_entry_of_the_turn():
     assert no(m, MIN + 4, "undo") == "only the last LP entry of this turn can be taken back"
     ok(m, MIN + 5, "lp", B=-300)
     ok(m, MIN + 6, "turn_end")
-    assert no(m, MIN + 7, "undo") is not None
+    assert no(m, MIN + 7, "undo") == UNDO_REFUSED
     assert v(m, "lp") == {"A": 7900, "B": 7700}
 
 
@@ -46,7 +48,7 @@ def test_undo_is_closed_by_any_other_record():
         ok(m, MIN, "duel_start", first="A")
         ok(m, MIN + 1, "lp", A=-100)
         ok(m, MIN + 2, name, **keys)
-        assert no(m, MIN + 3, "undo") is not None
+        assert no(m, MIN + 3, "undo") == UNDO_REFUSED
 
 
 def test_undo_survives_a_tick_and_a_refused_event():

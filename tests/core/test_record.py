@@ -1,4 +1,4 @@
-# The record format: event checks, line parsing, JSON out (shared/spec/events.md).
+# The record format: event checks, line parsing, JSON out (docs/record.md).
 from duelclock.core.record import check_event, parse_line, MAX_LINE_BYTES
 from duelclock.core.jsonio import dumps_event
 from duelclock.core.replay import dumps_verdict

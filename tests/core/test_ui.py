@@ -78,7 +78,7 @@ def test_undo_and_turn_end_and_refusal_message():
 def test_duel_over_needs_both_players():
     ui, saved = _table()
     _keys(ui, MIN, "a", "a")
-    _keys(ui, MIN, "menu", "down", "a", "b", "a")   # menu: Record, Duel over...; winner B; A confirms
+    _keys(ui, MIN, "menu", "down", "a", "b", "a")   # menu: Record, Duel over; winner B; A confirms
     assert saved[-1]["ev"] == "duel_start"
     s = build(ui, MIN)
     assert s.mode == "confirm" and s.lines == ["A: confirmed", "B: ..."]
@@ -313,12 +313,20 @@ def test_key_mashing_never_crashes_and_never_records_unconfirmed():
                   "judge_void": ("a", "b"), "extend": ("a", "ok")}
     state = {"key": None}
     bad = []
+    saved = []
 
     def save(ev):
+        saved.append(ev)
         if ev["ev"] in ("round_start", "tick"):
             return                      # the desk's round, and time passing: no key's doing
         if state["key"] not in confirming[ev["ev"]]:
             bad.append((state["key"], ev))
+
+    def press(k, t):
+        state["key"] = k
+        ui.at(t + 2 * MIN)              # the board's own clock, which PIN lockouts run on
+        ui.key(k, t)
+        build(ui, t)
 
     ui = Ui(1, save, pins=PINS)
     ui.start_round({"t": 0, "ev": "round_start", "round": 1, "kind": "swiss", "seating": True})
@@ -326,14 +334,39 @@ def test_key_mashing_never_crashes_and_never_records_unconfirmed():
     t = -MIN
     for i in range(10000):
         x = (x * 1103515245 + 12345) & 0x7fffffff
-        k = keys[(x >> 16) % len(keys)]
-        t += (x & 0xfff)
-        state["key"] = k
-        ui.key(k, t)
-        build(ui, t)
+        t += (x & 0x3ff)
+        if i % 1000 == 999:
+            # A floor judge between the mashing, a few minutes later (a lockout the mashing's
+            # wrong PINs made is over): home, the menu's Judge (in the language the mashing
+            # chose), the PIN, a penalty for B (the first infraction, its usual kind).
+            t += 5 * MIN
+            for k in ("back",) * 6 + ("menu",):
+                press(k, t)
+            labels = [item[0] for item in ui.stack[-1].items]
+            for k in (str(labels.index(ui.text("judge")) + 1), "1", "1", "1", "1", "ok",
+                      "a", "b", "a", "a"):
+                press(k, t)
+            continue
+        press(keys[(x >> 16) % len(keys)], t)
     assert bad == []
+    kinds = set(ev["ev"] for ev in saved)
+    # the mashing reached every flow a player's keys record, and the judge's penalties
+    assert kinds >= set(["seated", "duel_start", "lp", "undo", "turn_end", "penalty"]), kinds
+    given = [ev for ev in saved if ev["ev"] == "penalty"]
+    # (a visit can meet a lockout the mashing doubled: most get through, all as keyed)
+    assert len(given) >= 5, given
+    for ev in given:
+        assert (ev["p"], ev["kind"], ev["code"], ev["judge"]) == ("B", "duel_loss", "deck_size",
+                                                                  "floor"), ev
+    # what the table shows is what its record says: replayed, every event is taken, and the
+    # match is the same, the penalties in it (after the match too) included
+    fresh = Ui(1, lambda ev: None)
+    for ev in saved:
+        assert fresh.restore(ev) is None, ev
     v = ui.match.verdict()
-    assert v["lp"]["A"] >= 0 and v["lp"]["B"] >= 0
+    assert fresh.match.verdict() == v
+    assert len([p for p in v["penalties"] if p["code"] != "tardiness"]) == len(given)
+    assert build(ui, t).lp == (v["lp"]["A"], v["lp"]["B"])
 
 
 def test_a_player_calls_a_judge_until_a_pin_is_entered():

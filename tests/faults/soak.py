@@ -1,4 +1,4 @@
-# `make soak`: the long form of the fault-injection suite (issue 7). Prints one JSON object
+# `make soak`: the long form of the fault-injection suite. Prints one JSON object
 # per line, as `make bench` does ({"metric", "value", "unit", "target", "ok"}), and exits 1
 # when a target is missed or a part could not run.
 #
@@ -31,7 +31,7 @@ CLOCK_BUDGET_MS = 50
 
 
 class Worst:
-    """The issue's recovery_clock_error_ms: the worst of the parts' recovery_clock_error_*_ms
+    """recovery_clock_error_ms, the soak's clock budget: the worst of the parts' recovery_clock_error_*_ms
     (power cut, network). See(m) each metric, then figure()."""
 
     def __init__(self):

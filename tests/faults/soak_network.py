@@ -69,7 +69,7 @@ WINDOW_S = 2.0                # real seconds of states the clock error is taken 
 RESYNC_DEADLINE_S = 8.0       # a table not re-synced this long after recovery failed it
 VIEW_DEADLINE_S = 10.0
 # "sync": the Wi-Fi budget at 1x, not at speed; "late entry": what a table entered while its
-# link was down reaches the desk minutes after its time, and the desk says so (issue 15)
+# link was down reaches the desk minutes after its time, and the desk says so
 OK_ALERTS = ("battery", "judge", "sync", "late entry")
 
 

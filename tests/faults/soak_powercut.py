@@ -1,4 +1,4 @@
-"""Power cuts: the figures of issue 7, for the tests (short), the bench and `make soak`.
+"""Power cuts: what survives them, in figures, for the tests (short), the bench and `make soak`.
 
     upy_cuts(scratch, cuts, seed)  N random power cuts over matches played by keys into the
                                    real table (tests/faults/upy_powercut.py, littlefs on a RAM

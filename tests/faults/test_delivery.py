@@ -12,9 +12,7 @@ Each time the store must hold each event once, at its index, in the table's orde
 result verified and acked."""
 import asyncio
 import json
-import os
 import random
-import shutil
 import socket
 import threading
 import time
@@ -146,9 +144,7 @@ def test_serial_retransmits_and_reordering_store_each_event_once(tmp_path):
     run_service(svc, scenario)
 
 
-@pytest.mark.skipif(shutil.which("mosquitto") is None
-                    and not os.access("/usr/sbin/mosquitto", os.X_OK),
-                    reason="mosquitto is not installed (apt-get install -y mosquitto)")
+@pytest.mark.needs("mosquitto")
 def test_mqtt_qos1_redelivery_and_reordering_store_each_event_once(tmp_path):
     rng = random.Random(11)
     t = table_with_record(2)

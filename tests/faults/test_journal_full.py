@@ -1,4 +1,4 @@
-"""Journal full (issue 7): a table whose flash is exhausted says so on screen, keeps the
+"""Journal full: a table whose flash is exhausted says so on screen, keeps the
 current match going, tells the desk, and overwrites nothing the desk has not collected.
 
 The real simulator and desk: a SIM table whose flash image (file-backed littlefs) holds

@@ -4,8 +4,6 @@ a Wi-Fi table's link down for 5 simulated minutes, the desk's wall clock stepped
 -2 s. After each: every table runs and its clock is within the budget of the desk's, the
 desk's status shows every table as it is; at the end every journal event is in the store
 once, at its place, and every result is verified."""
-import os
-import shutil
 
 import pytest
 
@@ -14,9 +12,7 @@ from duelclock_desk.desk_time import DeskClock
 from simulator.scripts import expected
 from tests.faults import soak_network as net
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("mosquitto") is None and not os.access("/usr/sbin/mosquitto", os.X_OK),
-    reason="mosquitto is not installed (apt-get install -y mosquitto)")
+pytestmark = pytest.mark.needs("mosquitto")
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""Power cuts (issue 7): nothing the table confirmed is lost, it resumes where it was, and
+"""Power cuts: nothing the table confirmed is lost, it resumes where it was, and
 its round clock agrees with the desk's once re-synced. Short form of soak_powercut.py.
 
 The MicroPython driver (upy_powercut.py) plays matches by keys into the real table on

@@ -18,7 +18,6 @@ through its own state report.
 import base64
 import json
 import os
-import shutil
 import threading
 import time
 import urllib.request
@@ -34,9 +33,7 @@ from simulator.room import Room
 from simulator.table import wait_for
 
 SPEED = 10.0
-pytestmark = pytest.mark.skipif(
-    shutil.which("mosquitto") is None and not os.access("/usr/sbin/mosquitto", os.X_OK),
-    reason="mosquitto is not installed (apt-get install -y mosquitto)")
+pytestmark = pytest.mark.needs("mosquitto")
 
 
 class Sniffer:

@@ -1,7 +1,7 @@
 """Replay never crashes on bad input: `duelclock replay FILE` (CPython) and `micropython -m
 duelclock.replay FILE`, with the default heap and with a board's 64 KB heap.
 
-Contract (shared/spec/events.md): a bad line inside a record is rejected with a reason and
+Contract (docs/record.md): a bad line inside a record is rejected with a reason and
 replay goes on (exit 0, one JSON line on stdout); input that is not a match record at all
 gives a non-zero exit and one line on stderr. Both implementations print the same bytes.
 """

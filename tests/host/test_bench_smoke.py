@@ -2,6 +2,7 @@
 No timing is asserted: figures are the bench's business, not the suite's."""
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -327,3 +328,31 @@ def test_table_link_counts_mbedtls_heap_outside_the_gc_heap(tmp_path):
         tls = bench_table_link._c_heap(b, parse_broker("mqtts://%s:%d" % (cred, t.port), t.ca))
     assert plain is not None and tls is not None, "no C compiler, or the link did not get up"
     assert plain[1] < 1024 and tls[1] >= 20 * 1024 and tls[0] >= tls[1], (plain, tls)
+
+
+def test_the_performance_page_says_machine_date_figure_target_and_how(tmp_path):
+    # report.py writes docs/performance.md from run.py's lines (make bench does both).
+    lines = tmp_path / "bench.jsonl"
+    lines.write_text("\n".join(json.dumps(m) for m in (
+        {"metric": "replay_2000_upy_ms", "value": 87.5, "unit": "ms", "target": 100, "ok": True,
+         "group": "core"},
+        {"metric": "display_bytes_per_lp_key_128x64", "value": 298, "unit": "bytes",
+         "target": None, "note": "128x64 mono", "group": "display"},
+        {"metric": "journal_append_ms", "value": None, "unit": "ms", "target": 2, "ok": False,
+         "group": "firmware"})) + "\n")
+    page = tmp_path / "performance.md"
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "tests", "bench", "report.py"),
+                        "--from", str(lines), "--out", str(page)], capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    text = page.read_text()
+    assert "- Machine: " in text and "%d cores" % os.cpu_count() in text
+    assert re.search(r"- Date: \d{4}-\d\d-\d\d \d\d:\d\d UTC", text)
+    rows = {line.split("|")[1].strip(): [c.strip() for c in line.split("|")[2:-1]]
+            for line in text.splitlines() if line.startswith("| `")}
+    assert rows["`replay_2000_upy_ms`"][:3] == ["87.5 ms", "100 ms", "yes"]
+    assert "replay_file alone under the MicroPython unix port" in rows["`replay_2000_upy_ms`"][3]
+    # a variant finds its figure's description, and keeps its own note
+    how = rows["`display_bytes_per_lp_key_128x64`"][3]
+    assert how.startswith("bytes sent to the panel") and how.endswith("(128x64 mono)")
+    assert rows["`journal_append_ms`"][:3] == ["not measured", "2 ms", "**no**"]

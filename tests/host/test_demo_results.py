@@ -1,7 +1,7 @@
 """The demo's closing table (simulator/demo.py _results) from a room's status: each table's
 verdict against its script's, its sync figures in real ms and its alerts; a table still
 alerting, or whose firmware stopped, is named below it (and fails the demo)."""
-from simulator.demo import _results
+from simulator.demo import Progress, _results, clock
 from simulator.scripts import expected, room_scripts
 
 
@@ -48,3 +48,15 @@ def test_an_alert_or_a_stopped_table_is_named():
     assert alerting == [2, 3] and lines[-1] == "alerts at the end: tables 2 3"
     assert lines[2].endswith("  sync")
     assert lines[3].endswith("  stopped: MemoryError: out of memory (exit 1; t3/stderr.log)")
+
+
+def test_progress_names_each_match_once_as_it_finishes():
+    p = Progress(None, 8)
+    views = [{"table": 3, "result": "A", "wins": {"A": 2, "B": 0}},
+             {"table": 1, "result": "pending", "wins": {"A": 1, "B": 0}},
+             {"table": 2, "result": None}]
+    assert p.lines(views, 31 * 60000 + 12000) == ["  table 3: A wins 2-0 at 31:12, 1 of 8 finished"]
+    views[1] = {"table": 1, "result": "double_loss", "wins": {"A": 1, "B": 1}}
+    assert p.lines(views, 45 * 60000) == ["  table 1: double loss 1-1 at 45:00, 2 of 8 finished"]
+    assert p.lines(views, 46 * 60000) == []
+    assert (clock(-90000), clock(0), clock(75 * 60000 + 999)) == ("-1:30", "0:00", "75:00")

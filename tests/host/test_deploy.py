@@ -6,6 +6,7 @@ pty. mpremote and `duelclock deploy` run as subprocesses, as an operator runs th
 import hashlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -265,3 +266,23 @@ def test_broker_urls_with_tls_and_a_password(tmp_path):
                          ("mqtt://h", None, "HOST:PORT")):
         with pytest.raises(deploy.CliError, match=msg):
             deploy.parse_broker(url, ca)
+
+
+def test_deploy_shows_each_file_as_it_copies_it(bridge, keyfile):
+    from tests.host.test_pull import on_a_terminal
+    rc, out, shown = on_a_terminal([sys.executable, "-m", "duelclock_desk.cli", "deploy",
+                                    "--port", bridge.url, "--board", "SIM", "--table", "5",
+                                    "--key", keyfile, "--pins", "2468:1357"])
+    assert rc == 0, out + shown
+    copied = [l.split()[1] for l in out.splitlines() if l.startswith("  copied  ")]
+    n = len(copied)
+    assert n == len(deploy.firmware_files(None, None, "SIM")) + 3
+    # the terminal's bar names each file with its count, in the order copied, with a rate
+    named = re.findall(r"(\d+)/%d (\S+?):" % n, shown)
+    firsts = []
+    for i, name in named:
+        if not firsts or firsts[-1] != (int(i), name):
+            firsts.append((int(i), name))
+    assert [i for i, _ in firsts] == list(range(1, n + 1)), shown[-2000:]
+    assert [name for _, name in firsts] == [os.path.basename(p) for p in copied]
+    assert "B/s" in shown and KEY not in out + shown

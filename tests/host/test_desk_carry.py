@@ -1,6 +1,7 @@
-"""Penalties given after a match, carried to the player's next match (rules.md 5, issue 14
-point 4): the desk and fake tables on one simulated clock. The real tables' side (the
-firmware records the carried penalty before duel 1) is test_sim_room_carry.py's."""
+"""Penalties given after a match, carried to the player's next match (docs/rules.md,
+"Penalties after a match"): the desk and fake tables on one simulated clock. The real
+tables' side (the firmware records the carried penalty before duel 1) is
+test_sim_room_carry.py's."""
 import pytest
 
 from duelclock_desk.client import status_lines

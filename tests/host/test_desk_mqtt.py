@@ -2,8 +2,6 @@
 free loopback port) with fake tables as MQTT clients: the topic layout, re-pushed round,
 last will, QoS 1 results, and what a second "desk" without the key can do (nothing)."""
 import asyncio
-import os
-import shutil
 import time
 
 import pytest
@@ -18,9 +16,7 @@ from tests.host.desk_rig import until
 
 KEY = bytes(range(32))
 EVENT = "test"
-pytestmark = pytest.mark.skipif(
-    shutil.which("mosquitto") is None and not os.access("/usr/sbin/mosquitto", os.X_OK),
-    reason="mosquitto is not installed (apt-get install -y mosquitto)")
+pytestmark = pytest.mark.needs("mosquitto")
 
 
 

@@ -14,9 +14,7 @@ from duelclock_desk import mqtt
 from duelclock_desk.broker import Mosquitto, free_port
 from tests.faults.netkit import Proxy
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("mosquitto") is None and not os.access("/usr/sbin/mosquitto", os.X_OK),
-    reason="mosquitto is not installed (apt-get install -y mosquitto)")
+pytestmark = pytest.mark.needs("mosquitto")
 
 
 def until(cond, timeout_s=15.0, what=""):

@@ -1,4 +1,4 @@
-"""The desk sees tampering (issue 15): an event the table re-sends with another body than the
+"""The desk sees tampering: an event the table re-sends with another body than the
 desk holds ("record changed on the table") and an event that reaches the desk long after its
 own time ("entered while not connected", a made-up line among them) are alerts at once, both
 versions are kept and both are on the sheet, and the verification's note says so. The test

@@ -6,7 +6,7 @@ import pytest
 from duelclock_desk import mkfont
 from tests.host.golden import FIRMWARE, ensure_font
 
-pytestmark = pytest.mark.skipif(not os.path.exists(mkfont.PCF), reason="needs xfonts-unifont")
+pytestmark = pytest.mark.needs("unifont")
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,6 @@
 """Properties of the rules engine and replay over generated match records.
 
-The generator writes plausible records (shared/spec/events.md): a round_start with a random
+The generator writes plausible records (docs/record.md): a round_start with a random
 round shape, then events at non-decreasing desk times that mix ordinary play with events the
 rules refuse and lines that are not events at all. Small clocks and the odd long pause make
 time get called, the cap pass and tardiness fire inside a record of a few dozen lines.

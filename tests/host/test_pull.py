@@ -1,10 +1,15 @@
 """`duelclock pull`: a match the desk never collected, copied off a table's flash over the
 real mpremote transport (simulator/bridge.py: the MicroPython unix port with boards/SIM
 behind a socket, its littlefs flash image holding the journal)."""
+import fcntl
 import json
 import os
+import pty
+import re
+import struct
 import subprocess
 import sys
+import termios
 
 import pytest
 
@@ -114,3 +119,54 @@ def test_pull_import_hands_the_match_to_the_desk_and_marks_it_collected(table_fl
     finally:
         b.close()
         desk.stop()
+
+
+def on_a_terminal(argv, timeout_s=120):
+    """Run argv with its standard error on a pseudo-terminal, as a person's shell gives it:
+    (returncode, stdout text, what the terminal showed)."""
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))   # 100 columns
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=slave, cwd=ROOT)
+    os.close(slave)
+    shown = b""
+    while True:
+        try:
+            data = os.read(master, 65536)
+        except OSError:                 # EIO: the child closed its end
+            break
+        if not data:
+            break
+        shown += data
+    out = p.stdout.read().decode()
+    os.close(master)
+    return p.wait(timeout_s), out, shown.decode("utf-8", "replace")
+
+
+def test_pull_shows_each_file_as_it_reads_it(table_flash, tmp_path):
+    b = Bridge(table_flash, tcp_port=0).start()
+    try:
+        rc, out, shown = on_a_terminal([sys.executable, "-m", "duelclock_desk.cli", "pull",
+                                        "--port", b.url, "--board", "SIM",
+                                        "--out", str(tmp_path / "pulled")])
+    finally:
+        b.close()
+    assert rc == 0, out + shown
+    # on the terminal: a bar naming each file (its count of the journal's files), in bytes
+    files = re.findall(r"(\d+)/(\d+) (m\d+\.(?:jsonl|got))", shown)
+    assert {f[2] for f in files} == {"m1.jsonl", "m2.jsonl", "m2.got"}, shown
+    assert {f[1] for f in files} == {"3"} and "B/s" in shown
+    # on standard output, a line per file as it arrives, before the matches are shown
+    lines = out.splitlines()
+    assert [l.split()[1] for l in lines if l.startswith("  read ")] == [f[2] for f in
+                                                                     _first_each(files)]
+    assert lines.index(next(l for l in lines if l.startswith("  read "))) < lines.index(
+        next(l for l in lines if l.startswith("table 17")))
+
+
+def _first_each(files):
+    seen, out = set(), []
+    for f in files:
+        if f[2] not in seen:
+            seen.add(f[2])
+            out.append(f)
+    return out

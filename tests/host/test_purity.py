@@ -1,7 +1,7 @@
 """duelclock.core stays pure and MicroPython-compatible.
 
-The issue asks that core import nothing but `micropython` and its own modules. Three pure
-builtins are allowed on top, by name: json (the record is JSON Lines), hashlib and
+Core imports nothing but `micropython` and its own modules, so it runs unchanged on a
+board. Three pure builtins are allowed on top, by name: json (the record is JSON Lines), hashlib and
 binascii (HMAC-SHA256 and CRCs for the wire). They compute and touch no I/O, and exist on
 MicroPython, CircuitPython and CPython alike. Everything else (time, os, sys, socket,
 asyncio, machine, typing, dataclasses, ...) is refused."""

@@ -1,9 +1,11 @@
-"""Every command the README gives, run as written: typed into a shell in a directory laid out
+"""Every command the README gives, run: as written, typed into a shell in a directory laid out
 as the repository (its firmware/, simulator/ and .venv/ linked in, so what a command writes
-lands in the test's directory), with the venv's bin/ on PATH as the README says. A command
-that needs what this machine lacks (a board on /dev/ttyACM0, hours) is run elsewhere in the
-closest honest form: COVERED names that test and why. A README command with neither fails
-test_every_readme_command_is_run_by_a_test.
+lands in the test's directory), with the venv's bin/ on PATH as the README says; or, where
+this machine lacks what it needs (a board on /dev/ttyACM0, a whole round's minutes), with
+the few words replaced that RUNS names (a simulated board's socket for the port, SIM for the
+board, a part of the suite, a shorter demo). Each command belongs to one runner test here;
+a runner fails unless it ran every command it owns, and a README command no runner owns
+fails test_every_readme_command_has_a_runner.
 
 Also here: however `duelclock sim` ends (a quit key, Ctrl-C, SIGTERM, SIGHUP, a table that
 does not start), no process it started outlives it, and a table that dies says why."""
@@ -27,69 +29,40 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 BIN = os.path.dirname(sys.executable)
 README = os.path.join(ROOT, "README.md")
 REPLAY_FILE = "simulator/matches/timeout_extra_duel.jsonl"
+DEPLOY = ("duelclock deploy --port /dev/ttyACM0 --board RPI_PICO_W --table 17 --key event.key "
+          "--pins FLOOR:HEAD")
+PULL = "duelclock pull --port /dev/ttyACM0 --board RPI_PICO_W --out pulled/ --import"
 
-# README command -> the test that runs it (here: None) or its closest honest form, and why.
-COVERED = {
-    "make demo": "tests/bench/bench_sim.py::demo_wall_s: the same program (simulator.demo, "
-                 "a 2-minute round), timed by `make bench`; its room by test_sim_room.py",
-    "make test": ".ci/run: CI runs it as written on a clean clone",
-    "make setup": "tests/host/test_setup_check.py::test_check_passes_where_make_setup_installed_"
-                  "everything: make test runs it first; its check on a bare machine there too",
-    "make bench": "tests/host/test_bench_smoke.py::test_core_group_prints_one_metric_per_line",
-    "make soak": "tests/faults/: its short form runs in make test; the long form takes 95 min",
-    "duelclock replay simulator/matches/timeout_extra_duel.jsonl": None,
-    "MICROPYPATH=firmware:.frozen .venv/bin/micropython -m duelclock.replay "
-    "simulator/matches/timeout_extra_duel.jsonl": None,
-    "duelclock sheet simulator/matches/timeout_extra_duel.jsonl": None,
-    "duelclock sheet simulator/matches/timeout_extra_duel.jsonl --html sheet.html": None,
-    "duelclock sim --tables 4 --interactive": None,
-    "duelclock desk ...": None,          # what the sim prints: run as printed
-    "python -m simulator.bridge --flash IMG --tcp 0":
-        "tests/host/test_deploy.py::test_bridge_command_prints_its_ports_and_cleans_up",
-    "mpremote connect socket://127.0.0.1:PORT ...":
-        "tests/host/test_deploy.py::test_real_mpremote_through_the_bridge",
-    "duelclock deploy": "tests/host/test_deploy.py::test_deploy_writes_checks_and_updates",
-    "duelclock keygen --out event.key": None,
-    "duelclock desk --key event.key": None,
-    "duelclock round start --round 3 --tables 1-40 --pairings round3.csv": None,
-    "duelclock status": None,
-    "duelclock extend --table 17 --minutes 3": None,
-    "duelclock pause": None,
-    "duelclock resume": None,
-    "duelclock collect": None,
-    "duelclock export --csv": None,
-    "duelclock extend --minutes 5": "tests/host/test_desk_cli.py::test_the_head_judge_has_"
-                                    "the_last_word_from_the_command_line",
-    "duelclock round close": "tests/host/test_desk_cli.py::test_the_head_judge_has_the_last_"
-                             "word_from_the_command_line",
+# README command -> the runner test (below) that runs it.
+RUNS = {
+    "make setup": "test_make_as_written",
+    "make test TESTS=tests/core": "test_make_as_written",
+    "make test": "test_make_as_written",            # TESTS cut to one file: the suite is this
+    "make bench": "test_make_as_written",           # one group, once, the page to tmp
+    "make demo": "test_make_demo_shows_the_round_as_it_goes",   # 2 tables, 80x
+    "duelclock replay " + REPLAY_FILE: "test_replay_and_sheet_as_written",
+    "duelclock sheet " + REPLAY_FILE: "test_replay_and_sheet_as_written",
+    "duelclock sim --tables 4 --interactive":
+        "test_sim_interactive_as_written_with_the_desk_it_prints",
+    "duelclock keygen --out event.key": "test_a_judges_round_as_written",
+    "duelclock desk --key event.key": "test_a_judges_round_as_written",
+    "duelclock round start --round 3 --tables 1-40 --pairings round3.csv":
+        "test_a_judges_round_as_written",
+    "duelclock status": "test_a_judges_round_as_written",
+    "duelclock extend --table 17 --minutes 3": "test_a_judges_round_as_written",
+    "duelclock pause": "test_a_judges_round_as_written",
+    "duelclock resume": "test_a_judges_round_as_written",
+    "duelclock collect": "test_a_judges_round_as_written",
+    "duelclock export --csv": "test_a_judges_round_as_written",
+    "duelclock extend --minutes 5": "test_a_judges_round_as_written",
+    "duelclock round close": "test_a_judges_round_as_written",
     'duelclock result --table 17 --take replay --reason "players confirm A 2-0"':
-        "tests/host/test_desk_cli.py::test_the_head_judge_has_the_last_word_from_the_command_"
-        "line: the same command on table 1, --take table (the --take replay path: "
-        "test_desk_word.py and test_desk_api.py)",
+        "test_a_judges_round_as_written",
     'duelclock result --table 17 --result B --wins 1-2 --reason "board died; sheet signed"':
-        "tests/host/test_desk_cli.py::test_the_head_judge_has_the_last_word_from_the_command_"
-        "line: the same command on table 2 (its board died)",
-    "duelclock carry 3 --confirm": "tests/host/test_sim_room_carry.py::test_kr_waits_for_the_"
-                                   "head_judge_and_then_carries_into_round_3: the same command "
-                                   "on a carried penalty of a simulated room",
-    "duelclock sheet --table 17 --html t17.html": None,
-    "duelclock hall --desk mqtt://DESK:1883 --event NAME --name hall2 > hall2.conf": None,
-    "duelclock pull --port /dev/ttyACM0 --board RPI_PICO_W --out pulled/ --import":
-        "tests/host/test_pull.py::test_pull_import_hands_the_match_to_the_desk_and_marks_it_"
-        "collected: the same command with --port socket:// (a simulated board; no board here)",
-    "duelclock pull --import": "the command above",
-    "duelclock sheet pulled/t17_r3_m4.jsonl":
-        "tests/host/test_pull.py::test_pull_copies_the_uncollected_match_and_replays_it: "
-        "`duelclock sheet` of a pulled file (named by its table, round and match)",
-    "mpremote mip install umqtt.simple":
-        "tests/host/test_deploy.py::test_mip_installs_package_json_from_a_local_index: mip "
-        "from a local index (no network to micropython.org here)",
-    "duelclock pull": "tests/host/test_usb_port.py::test_ctrl_c_and_raw_repl_entry_during_a_"
-                      "round_change_nothing: pull against a table in play says how to get in",
-    "duelclock deploy --port /dev/ttyACM0 --board RPI_PICO_W --table 17 --key event.key "
-    "--pins FLOOR:HEAD [--wifi SSID:PASS]":
-        "tests/host/test_deploy.py::test_deploy_writes_checks_and_updates: --port socket:// "
-        "to a simulated board through the bridge (no board on /dev/ttyACM0 here)",
+        "test_a_judges_round_as_written",
+    "duelclock sheet --table 17 --html t17.html": "test_a_judges_round_as_written",
+    DEPLOY: "test_deploy_and_pull_on_a_simulated_board",   # its socket, SIM
+    PULL: "test_deploy_and_pull_on_a_simulated_board",
 }
 
 
@@ -109,14 +82,58 @@ def readme_commands():
     return found
 
 
-def test_every_readme_command_is_run_by_a_test():
-    assert readme_commands() == set(COVERED)
-    for where in filter(None, COVERED.values()):
-        path, _, rest = where.partition("::")
-        if os.path.exists(os.path.join(ROOT, path)) and rest:
-            name = re.match(r"\w+", rest).group(0)
-            with open(os.path.join(ROOT, path)) as f:
-                assert re.search(r"\b%s\b" % name, f.read()), where
+def test_every_readme_command_has_a_runner():
+    assert readme_commands() == set(RUNS)
+    for runner in set(RUNS.values()):
+        assert callable(globals().get(runner)), runner
+
+
+class Ran:
+    """What one runner ran of the README's commands; check() fails unless it ran them all. A
+    command counts once a process was started for it (sh, popen, terminal): naming it is
+    not running it."""
+
+    def __init__(self, runner):
+        self.runner = runner
+        self.ran = set()
+
+    def _as_run(self, command, replace, more):
+        """`command` as the README writes it, and as it is run here: each (word, by) of
+        `replace` replaced, `more` (make variables) after it."""
+        assert command in readme_commands(), "not in the README: " + command
+        for word, by in replace:
+            assert word in command, (word, command)
+            command = command.replace(word, by)
+        return command + more
+
+    def sh(self, command, cwd, replace=(), more="", **kw):
+        """Run it in a shell (sh() below); its standard output."""
+        out = sh(self._as_run(command, replace, more), cwd, **kw)
+        self.ran.add(command)
+        return out
+
+    def popen(self, command, **kw):
+        """Start it as the shell would split it, without the shell: a signal reaches it."""
+        p = subprocess.Popen(self._as_run(command, (), "").split(), **kw)
+        self.ran.add(command)
+        return p
+
+    def terminal(self, command, cwd):
+        """Start it in a pseudo-terminal, as a person does (Terminal below)."""
+        t = Terminal(self._as_run(command, (), ""), cwd)
+        self.ran.add(command)
+        return t
+
+    def check(self):
+        owned = set(c for c, r in RUNS.items() if r == self.runner)
+        assert self.ran == owned, "%s did not run %s" % (self.runner, sorted(owned - self.ran))
+
+
+@pytest.fixture
+def ran(request):
+    r = Ran(request.node.originalname)
+    yield r
+    r.check()
 
 
 @pytest.fixture
@@ -128,26 +145,92 @@ def repo(tmp_path):
     return tmp_path
 
 
-def shell_env():
-    return dict(os.environ, PATH=BIN + os.pathsep + os.environ["PATH"])
+def shell_env(**more):
+    return dict(os.environ, PATH=BIN + os.pathsep + os.environ["PATH"], **more)
 
 
-def sh(command, cwd, timeout=60):
-    r = subprocess.run(command, shell=True, cwd=cwd, env=shell_env(), capture_output=True,
-                       text=True, timeout=timeout)
-    assert r.returncode == 0, (command, r.stderr)
+def sh(command, cwd, timeout=60, env=None):
+    r = subprocess.run(command, shell=True, cwd=cwd, env=env or shell_env(),
+                       capture_output=True, text=True, timeout=timeout)
+    assert r.returncode == 0, (command, r.stdout[-3000:], r.stderr[-3000:])
     return r.stdout
 
 
-def test_replay_and_sheet_as_written(repo):
-    on_cpython = sh("duelclock replay simulator/matches/timeout_extra_duel.jsonl", repo)
+def test_replay_and_sheet_as_written(repo, ran):
+    on_cpython = ran.sh("duelclock replay " + REPLAY_FILE, repo)
     on_upy = sh("MICROPYPATH=firmware:.frozen .venv/bin/micropython -m duelclock.replay "
-                "simulator/matches/timeout_extra_duel.jsonl", repo)
+                + REPLAY_FILE, repo)
     assert on_cpython == on_upy and json.loads(on_cpython)["result"] == "B"
-    text = sh("duelclock sheet simulator/matches/timeout_extra_duel.jsonl", repo)
+    text = ran.sh("duelclock sheet " + REPLAY_FILE, repo)
     assert text.startswith("ROUND 3") and "Extra duel" in text
-    out = sh("duelclock sheet simulator/matches/timeout_extra_duel.jsonl --html sheet.html", repo)
-    assert out == "wrote sheet.html\n" and "<table" in (repo / "sheet.html").read_text()
+
+
+def test_make_as_written(tmp_path, ran):
+    out = ran.sh("make setup", ROOT, timeout=600)
+    assert out.rstrip().endswith("setup check: ok"), out
+    out = ran.sh("make test TESTS=tests/core", ROOT, timeout=600)
+    assert re.search(r" \d{3} passed in ", out) and " failed" not in out, out[-2000:]
+    out = ran.sh("make test", ROOT, more=" TESTS=tests/core/test_clock.py", timeout=600)
+    assert re.search(r" \d+ passed in ", out) and " failed" not in out, out[-2000:]
+    page = tmp_path / "performance.md"
+    out = ran.sh("make bench", ROOT, more=' BENCH_ARGS="--repeat 1 core" PERF_PAGE=%s' % page,
+                 timeout=900)
+    lines = [json.loads(l) for l in out.splitlines() if l.startswith("{")]
+    assert {m["group"] for m in lines} == {"core"} and len(lines) >= 10
+    text = page.read_text()
+    assert "- Machine: " in text and "`replay_2000_upy_ms`" in text
+
+
+def test_make_demo_shows_the_round_as_it_goes(tmp_path, ran):
+    out = ran.sh("make demo", ROOT, more=' DEMO_ARGS="--tables 2 --mqtt 1 --speed 80 --out %s"'
+                 % (tmp_path / "demo"), timeout=600)
+    lines = out.splitlines()
+    # the round's clock as it runs, every 5 round minutes, and each match as it finishes
+    clocks = [l for l in lines if re.match(r"round \d+:\d\d: \d of 2 matches finished$", l)]
+    assert len(clocks) >= 9, out
+    finished = [l for l in lines if re.match(r"  table [12]: (A|B) wins \d-\d at \d+:\d\d, "
+                                             r"[12] of 2 finished$", l)]
+    assert len(finished) == 2, out
+    assert lines.index(finished[-1]) < lines.index(next(l for l in lines
+                                                        if l.startswith("time called")))
+    assert "alerts at the end: none" in lines
+    assert sorted(os.listdir(tmp_path / "demo"))[:3] == ["pairings.csv", "results.csv", "room"]
+
+
+def test_deploy_and_pull_on_a_simulated_board(repo, ran):
+    # No board on /dev/ttyACM0 here: a simulated one (simulator/bridge.py, the unix port with
+    # boards/SIM behind a socket, mpremote's transport as a board's USB gives it).
+    from simulator.bridge import Bridge
+    from tests.host.test_desk_cli import DeskProcess
+    from tests.host.test_pull import MAKE_JOURNAL, MATCH
+    from tests.host.upy import UPY, upy_path
+    sh("duelclock keygen --out event.key", repo)
+    b = Bridge(str(repo / "flash.img"), tcp_port=0).start()
+    try:
+        # FLOOR:HEAD stands for the judges' PINs
+        out = ran.sh(DEPLOY, repo, replace=(("/dev/ttyACM0", b.url), ("RPI_PICO_W", "SIM"),
+                                            ("FLOOR:HEAD", "2468:1357")), timeout=120)
+        assert "check ok" in out and "table 17" in out, out
+    finally:
+        b.close()
+    # the table then played round 3 and never sent its record: its journal says so
+    r = subprocess.run([UPY, "-c", MAKE_JOURNAL % MATCH], capture_output=True, text=True,
+                       cwd=ROOT, timeout=60, env=dict(os.environ, MICROPYPATH=upy_path(
+                           "boards/SIM"), DUELCLOCK_SIM_FLASH=str(repo / "flash.img")))
+    assert r.returncode == 0, r.stdout + r.stderr
+    (repo / "key").write_bytes((repo / "event.key").read_bytes())
+    desk = DeskProcess(repo, "socket://127.0.0.1:1")              # no table linked
+    b = Bridge(str(repo / "flash.img"), tcp_port=0).start()
+    try:
+        sh("duelclock round start --round 3 --tables 17 --desk " + desk.url, repo)
+        board = (("/dev/ttyACM0", b.url), ("RPI_PICO_W", "SIM"))
+        out = ran.sh(PULL, repo, replace=board, timeout=120,
+                     env=shell_env(DUELCLOCK_DESK=desk.url))
+        assert "imported: the desk holds" in out and "marked collected on the table" in out, out
+        assert os.listdir(repo / "pulled") == ["t17_r3_m1.jsonl"]
+    finally:
+        b.close()
+        desk.stop()
 
 
 def test_a_halls_broker_config_as_written(repo):
@@ -260,9 +343,9 @@ class Terminal:
         os.close(self.master)
 
 
-def test_sim_interactive_as_written_with_the_desk_it_prints(repo):
+def test_sim_interactive_as_written_with_the_desk_it_prints(repo, ran):
     # The default --dir (out/sim) is relative: here, in the test's directory.
-    term = Terminal("duelclock sim --tables 4 --interactive", repo)
+    term = ran.terminal("duelclock sim --tables 4 --interactive", repo)
     desk, pids = None, []
     try:
         m = term.wait_for(rb"(duelclock desk [^\r\n]+)\r?\n", 90)
@@ -355,15 +438,15 @@ def test_a_table_that_does_not_start_says_why_and_the_others_are_stopped(repo):
 
 # --- how a judge runs a round, as the README writes it ---------------------------------------
 
-def test_a_judges_round_as_written(repo):
+def test_a_judges_round_as_written(repo, ran):
     # The desk on its shipped defaults (API on 8765, its own mosquitto, the store in the
     # current directory); table 17 is a fake table on that broker (no boards here).
-    sh("duelclock keygen --out event.key", repo)
+    ran.sh("duelclock keygen --out event.key", repo)
     (repo / "round3.csv").write_text("table,player_a,player_b\n17,Kim Minsu,Budi Santoso\n")
     # argv as the shell would make it, without the shell: SIGTERM reaches the desk itself
-    desk = subprocess.Popen("duelclock desk --key event.key".split(), cwd=repo,
-                            env=shell_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, start_new_session=True)
+    desk = ran.popen("duelclock desk --key event.key", cwd=repo, env=shell_env(),
+                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                     start_new_session=True)
     tables = None
     try:
         line = desk.stdout.readline()
@@ -375,23 +458,37 @@ def test_a_judges_round_as_written(repo):
         table = SessionTable(key, 17)
         tables = MqttTables(broker, event, [table])
         _until(tables.all_connected, "table 17 on the desk's broker")
-        out = sh("duelclock round start --round 3 --tables 1-40 --pairings round3.csv", repo)
+        out = ran.sh("duelclock round start --round 3 --tables 1-40 --pairings round3.csv", repo)
         assert out.startswith("round 3 starts at desk time") and "40 tables" in out
         _until(lambda: table.round is not None, "the round at table 17")
         assert table.round["names"] == {"A": "Kim Minsu", "B": "Budi Santoso"}
-        status = sh("duelclock status", repo)
+        status = ran.sh("duelclock status", repo)
         assert re.search(r"\n\s+17 mqtt://\S+\s+\S+\s+waiting", status), status
-        assert sh("duelclock extend --table 17 --minutes 3", repo) == "table 17: 3:00 more\n"
+        assert ran.sh("duelclock extend --table 17 --minutes 3", repo) == "table 17: 3:00 more\n"
         _until(lambda: table.extended_ms == 180000, "the extension")
-        assert sh("duelclock pause", repo).startswith("paused at desk time")
-        assert sh("duelclock resume", repo).startswith("resumed at desk time")
+        assert ran.sh("duelclock pause", repo).startswith("paused at desk time")
+        assert ran.sh("duelclock resume", repo).startswith("resumed at desk time")
+        assert ran.sh("duelclock extend --minutes 5", repo).endswith(": 5:00 more each\n")
+        _until(lambda: table.extended_ms == 480000, "the room-wide extension")
+        assert [ev["ev"] for ev in table.record[1:4]] == ["extend", "pause", "resume"]
+        table.lie = {"result": "B", "wins": {"A": 0, "B": 2}}     # its report contradicts its record
         table.play(short_match(), tables.local_ms())
+        _until(lambda: "mismatch" in ran.sh("duelclock collect", repo), "the mismatch")
+        with pytest.raises(AssertionError, match="17"):       # refused: a mismatch is open
+            ran.sh("duelclock round close", repo)
+        out = ran.sh('duelclock result --table 17 --take replay --reason "players confirm A 2-0"',
+                     repo)
+        assert "A 2-0" in out, out
         _until(lambda: table.acked, "table 17's record acknowledged")
-        _until(lambda: "ok" in sh("duelclock collect", repo), "the verified result")
-        assert "ok          1: 17" in sh("duelclock collect", repo)
-        assert sh("duelclock export --csv", repo).splitlines()[1:] == [
-            "17,3,Kim Minsu,Budi Santoso,A,2,0,B warning slow_play,ok"]
-        assert sh("duelclock sheet --table 17 --html t17.html", repo) == "wrote t17.html\n"
+        assert ran.sh("duelclock export --csv", repo).splitlines()[1].startswith(
+            "17,3,Kim Minsu,Budi Santoso,A,2,0,B warning slow_play,")
+        out = ran.sh('duelclock result --table 17 --result B --wins 1-2 --reason '
+                     '"board died; sheet signed"', repo)
+        assert "B 1-2" in out, out
+        row = ran.sh("duelclock export --csv", repo).splitlines()[1]
+        assert row.startswith("17,3,Kim Minsu,Budi Santoso,B,1,2,") and "sheet signed" in row, row
+        assert "closed" in ran.sh("duelclock round close", repo)
+        assert ran.sh("duelclock sheet --table 17 --html t17.html", repo) == "wrote t17.html\n"
         page = (repo / "t17.html").read_text()
         assert "table 17" in page and "A: Kim Minsu &middot; B: Budi Santoso" in page
     finally:

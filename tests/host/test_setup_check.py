@@ -51,3 +51,32 @@ def test_check_names_only_the_hangul_font_when_only_it_is_missing(tmp_path):
     assert r.stdout.splitlines() == [
         "setup check: missing a Hangul font for the dashboard's browser "
         "(fc-list :lang=ko is empty; fonts-nanum)"]
+
+
+def test_suites_that_need_a_missing_piece_fail_and_say_run_make_setup(tmp_path):
+    # Plain pytest on a machine without mosquitto or Chromium (PATH and SBIN without the
+    # broker, CHROMIUM pointing at nothing): the MQTT, network, security and dashboard
+    # suites fail with what is missing, none is skipped.
+    import sys
+    env = dict(os.environ, PATH=os.path.dirname(sys.executable), SBIN=str(tmp_path / "sbin"),
+               CHROMIUM=str(tmp_path / "chromium"))
+    suites = ["tests/host/test_desk_mqtt.py", "tests/faults/test_network.py",
+              "tests/faults/test_security.py", "tests/host/test_dashboard.py"]
+    # one test of each: the mark is the suite's, so its first test is enough
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                        "--co"] + suites, env=env, capture_output=True, text=True,
+                       cwd=ROOT, timeout=120)
+    firsts = {}
+    for node in r.stdout.split():
+        if "::" in node:
+            firsts.setdefault(node.split("::")[0], node)
+    assert sorted(firsts) == sorted(suites), r.stdout + r.stderr
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rEs"]
+                       + sorted(firsts.values()), env=env, capture_output=True, text=True,
+                       cwd=ROOT, timeout=120)
+    assert r.returncode != 0
+    assert "4 errors" in r.stdout and "skipped" not in r.stdout, r.stdout[-3000:]
+    assert r.stdout.count("missing the MQTT broker mosquitto (Debian's mosquitto): run make "
+                          "setup") == 3, r.stdout[-3000:]
+    assert r.stdout.count("missing the browser for the dashboard tests (Debian's chromium): "
+                          "run make setup") == 1, r.stdout[-3000:]

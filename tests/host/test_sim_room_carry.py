@@ -1,4 +1,4 @@
-"""End to end, issue 14 point 4: penalties given after a match carry to the player's next
+"""End to end: penalties given after a match carry to the player's next
 match. The real desk and 2 tables running the real firmware (MicroPython unix port, serial),
 three accelerated rounds with pairings:
 

@@ -1,4 +1,4 @@
-"""The USB port is a door (issue 15): the real firmware in the MicroPython unix port on
+"""The USB port is a door: the real firmware in the MicroPython unix port on
 boards/SIM, its stdin and stdout a real pseudo-terminal as USB CDC is a board's REPL stdio,
 behind simulator/bridge.py (which plays a board's USB stack: a Ctrl-C is a KeyboardInterrupt
 only while the interpreter's interrupt character is on). The test holds the host end of the

@@ -1,4 +1,4 @@
-# The table's screens, reached the way players reach them: a Ui driven by key intents
+# Every screen a table shows, reached the way players reach them: a Ui driven by key intents
 # and ticks, then core.view.build. Shared by the framebuf goldens (under MicroPython,
 # tests/upy/test_render_fb.py) and the displayio goldens (CPython, tests/host/test_golden_dio.py).
 # Pure: core imports only, so both interpreters build the very same Screens.

@@ -1,6 +1,6 @@
 # The infraction catalogue: codes, guideline penalties per rule set, names per language.
 #
-# Data, not code (shared/spec/infractions.md, checked line by line against the seeds).
+# Data, not code (docs/rules.md, "Infractions", checked line by line against the rule texts).
 # A guideline is a tuple of penalty kinds: one kind, or a range the judge picks from
 # with the usual one first; None where that rule set has no row for the code. Judges may
 # lower or raise any guideline (KR penalty 2): the device suggests, the judge decides.
@@ -8,7 +8,7 @@
 # ROWS holds one line per code: code|KR guideline|ID guideline|English|Korean|Indonesian,
 # a guideline written as kind abbreviations (ABBR) separated by spaces, "-" for none; an
 # empty name reads as the English one (lang.py's TEXT does the same).
-# The last four codes are in the seeds but not in infractions.md (seed_review section 3):
+# The last four codes are offences the KR rules name (docs/rules.md) with no guideline:
 # no fixed guideline in KR ("a penalty applies", judge's discretion), so the range is the
 # judge's to pick. One string constant rather than tuples of strings: it stays in flash on
 # a board (lang.py says why).

@@ -1,7 +1,7 @@
 # Event handlers of the rules engine (a mixin of match.Match): one `_ev_<name>(ev, t, do)` per
-# event of shared/spec/events.md. Each validates first and returns the reason to refuse, or
-# None; only with `do` true does it then change the state. So `Match.check` asks a handler
-# with do=False and nothing needs rolling back. Pure.
+# event of docs/record.md. Each validates first and returns the reason to refuse, or None;
+# only with `do` true does it then change the state. So `Match.check` asks a handler with
+# do=False and nothing needs rolling back. Pure.
 from .rules import (START_LP, EXTRA_DUEL_TURNS, HEAD_ONLY, MATCH_ENDING, NORMAL,
                     TIME_TURN, EXTRA_TURN, SUDDEN, other, ab, clamp)
 

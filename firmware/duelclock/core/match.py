@@ -1,4 +1,4 @@
-# The rules engine: shared/spec/rules.md over the events of shared/spec/events.md.
+# The rules engine: docs/rules.md over the events of docs/record.md.
 #
 # Pure: desk-time ms come in with the events, the verdict and sheet notes go out.
 # `Match.apply(ev)` takes one well-formed event and returns None (applied) or a reason

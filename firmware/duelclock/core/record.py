@@ -1,4 +1,4 @@
-# The match record: events in the interchange form of shared/spec/events.md.
+# The match record: events in the interchange form of docs/record.md.
 #
 # Pure and MicroPython-compatible: no I/O. `parse_line` turns one JSON line into an
 # event dict or a reason (`read_line` only decodes it); `check_event` validates the keys
@@ -30,8 +30,8 @@ PENALTY_KINDS = ("caution", "warning", "duel_loss", "match_loss", "dq", "dq_priz
 # A line too long is counted, never held: a 10 MB line costs nothing in a 64 KB heap. Lines
 # come out one at a time, never as a list: a flood of junk ("x\n" x 2,000 in one MQTT
 # payload) would hold a 32-byte object per line at once. One attribute of state and no
-# buffer: the class before issue 11's trim (a 1 KB buffer, four methods) cost the table
-# about 480 bytes of live heap. Here beside the record's line limit: every reader of lines
+# buffer: a class with a 1 KB buffer and four methods cost the table about 480 bytes of live
+# heap more. Here beside the record's line limit: every reader of lines
 # loads this module anyway.
 
 class Lines:

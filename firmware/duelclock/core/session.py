@@ -59,7 +59,7 @@ from .wire import Encoder, Decoder
 # on CPython, tests/host/tables.py).
 _STATE_MS = const(5000)
 _STATE_CHECK_MS = const(250)    # a state that changed by itself (time, lockout) is seen this
-                                # soon; a dict each link tick was 120 KB/s of garbage (issue 13)
+                                # soon; a dict built each link tick would be 120 KB/s of garbage
 _RECORD_BATCH = const(12)       # events per record message: well inside 1024 bytes
 _RESEND_MS = const(10000)       # unacknowledged record: sent again after this long
 _LINGER_MS = const(2000)        # an event waits this long for others to share its record

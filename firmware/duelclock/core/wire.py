@@ -68,7 +68,7 @@ _ab_str = _ab(_str)
 
 
 def _events(v):
-    # Match-record events (shared/spec/events.md): at most 16 keys each, scalars but for a
+    # Match-record events (docs/record.md): at most 16 keys each, scalars but for a
     # round_start's `names` (two strings), so the depth stays bounded; their rules are
     # replay's business.
     if type(v) is not list or len(v) > 64:

@@ -8,7 +8,7 @@
 # measured on a board): MicroPython's stdin gives no count of what has arrived, so the link
 # takes at most POLL_BYTES a poll from a Duplex: a sync reply (< 256 bytes) in one poll, so
 # its arrival time (t4) is not held back behind the budget; about 50 ms at the ~0.2 ms a
-# byte that issue 15 saw on an RP2040, against 850 ms for its 4 KB. During play the app
+# byte USB CDC takes on an RP2040 read byte by byte, against 850 ms for its 4 KB. During play the app
 # turns the REPL's interrupt character off (app._main): a 0x03 here is a byte like any other.
 import io
 import select
