@@ -309,8 +309,8 @@ def test_key_mashing_never_crashes_and_never_records_unconfirmed():
             "menu", "up", "down", "up_fast", "down_fast")
     confirming = {"lp": ("ok", "a", "b"), "turn_end": ("turn",), "undo": ("undo",),
                   "duel_start": ("a", "b", "ok"), "duel_end": ("a", "b"), "surrender": ("a", "b"),
-                  "seated": ("a", "b"), "penalty": ("a", "ok"), "judge_fix": ("a", "ok"),
-                  "judge_void": ("a", "b"), "extend": ("a", "ok")}
+                  "seated": ("a", "b"), "penalty": ("ok", "menu"), "judge_fix": ("ok", "menu"),
+                  "judge_void": ("ok", "menu"), "extend": ("ok", "menu")}   # a judge's: shown, OK
     state = {"key": None}
     bad = []
     saved = []
@@ -338,13 +338,14 @@ def test_key_mashing_never_crashes_and_never_records_unconfirmed():
         if i % 1000 == 999:
             # A floor judge between the mashing, a few minutes later (a lockout the mashing's
             # wrong PINs made is over): home, the menu's Judge (in the language the mashing
-            # chose), the PIN, a penalty for B (the first infraction, its usual kind).
+            # chose), the PIN, a penalty for B (the first infraction, a duel loss: two down
+            # from the mildest), shown, then OK.
             t += 5 * MIN
             for k in ("back",) * 6 + ("menu",):
                 press(k, t)
             labels = [item[0] for item in ui.stack[-1].items]
             for k in (str(labels.index(ui.text("judge")) + 1), "1", "1", "1", "1", "ok",
-                      "a", "b", "a", "a"):
+                      "a", "b", "a", "down", "down", "a", "ok"):
                 press(k, t)
             continue
         press(keys[(x >> 16) % len(keys)], t)
