@@ -10,8 +10,14 @@ Why mosquitto and not an embedded Python broker (amqtt):
   venue wants (max_packet_size, queue sizes) in four config lines.
 The cost is a system package: without it the desk says so and how to get it, and
 `--broker mqtt://host:port` (any broker) or `--broker off` (serial only) still work.
+
+Open to the venue (lan) it never takes anonymous clients: `users` ({user: password}) go in
+a password file, and with `tls` (ca, cert, key files) the venue's listener speaks TLS only;
+the desk itself then connects through a second, plain listener on loopback (`url`), with a
+password all the same.
 """
 import os
+import pwd
 import shutil
 import socket
 import subprocess
@@ -25,8 +31,6 @@ START_TIMEOUT_S = 5.0
 MAX_PACKET_BYTES = 4096
 
 CONFIG = """\
-listener {port} {host}
-allow_anonymous true
 set_tcp_nodelay true
 persistence false
 max_packet_size {max_packet}
@@ -59,6 +63,15 @@ keepalive_interval 10
 """
 
 
+# Who may connect: everyone (loopback only), or the password file's users.
+OPEN = "allow_anonymous true\n"
+LOCKED = "allow_anonymous false\npassword_file {passwd}\n"
+LISTENER = "listener {port} {host}\n"
+TLS = "cafile {ca}\ncertfile {cert}\nkeyfile {key}\n"
+# mosquitto started as root reads its password file and TLS key as this user (it drops to it)
+BROKER_USER = "mosquitto"
+
+
 class BrokerError(Exception):
     pass
 
@@ -73,21 +86,45 @@ def free_port(host="127.0.0.1"):
 
 class Mosquitto:
     """A mosquitto process on `port` (0: a free one), on loopback or, with lan, on every
-    interface. `url` is what clients connect to. stop() ends it and removes its config.
-    `bridge` (desk_url, event, name): a hall's broker, bridged to the desk's at desk_url."""
+    interface. `url` is what clients on this machine connect to (mqtt://, loopback);
+    `venue_url` what the tables dial (mqtts:// with tls). stop() ends it and removes its
+    files. `bridge` (desk_url, event, name): a hall's broker, bridged to the desk's at
+    desk_url. `users` {user: password}: no anonymous clients (required with lan); `tls`
+    (ca, cert, key) paths: the `port` listener speaks TLS, and `url` is a plain loopback
+    listener of its own."""
 
-    def __init__(self, port=0, lan=False, bridge=None):
+    def __init__(self, port=0, lan=False, bridge=None, users=None, tls=None):
         exe = shutil.which("mosquitto") or _sbin("mosquitto")
         if exe is None:
             raise BrokerError("mosquitto is not installed: `apt-get install -y mosquitto` (the "
                               "Makefile does it), or give --broker mqtt://HOST:PORT, or "
                               "--broker off for serial links only")
+        if lan and not users:
+            raise BrokerError("a broker open to the venue needs a user and password")
         self.port = port or free_port()
-        self.url = "mqtt://127.0.0.1:%d" % self.port
+        self.local_port = free_port() if tls else self.port
+        self.url = "mqtt://127.0.0.1:%d" % self.local_port
+        self.venue_url = "%s://%s:%d" % ("mqtts" if tls else "mqtt",
+                                         "0.0.0.0" if lan else "127.0.0.1", self.port)
         self._dir = tempfile.mkdtemp(prefix="duelclock-mosquitto-")
+        passwd = None
+        if users:
+            from duelclock_desk.certs import CertError, password_file
+            try:
+                passwd = password_file(os.path.join(self._dir, "passwd"), users)
+            except CertError as e:
+                shutil.rmtree(self._dir, ignore_errors=True)
+                raise BrokerError(str(e))
+        if tls:
+            copies = []
+            for src, name in zip(tls, ("ca.crt", "server.crt", "server.key")):
+                copies.append(os.path.join(self._dir, name))
+                shutil.copyfile(src, copies[-1])
+            tls = copies
+        _give_to_broker_user(self._dir)
         conf = os.path.join(self._dir, "mosquitto.conf")
         with open(conf, "w") as f:
-            f.write(config(self.port, lan, bridge))
+            f.write(config(self.port, lan, bridge, passwd, tls, self.local_port))
         self._log = open(os.path.join(self._dir, "mosquitto.log"), "w+")
         self.proc = subprocess.Popen([exe, "-c", conf], stdout=self._log, stderr=self._log,
                                      stdin=subprocess.DEVNULL)
@@ -104,7 +141,7 @@ class Mosquitto:
                 self._log.seek(0)
                 raise BrokerError("mosquitto exited: " + self._log.read().strip())
             try:
-                socket.create_connection(("127.0.0.1", self.port), 0.2).close()
+                socket.create_connection(("127.0.0.1", self.local_port), 0.2).close()
                 return
             except OSError:
                 time.sleep(0.02)
@@ -129,16 +166,36 @@ class Mosquitto:
         shutil.rmtree(self._dir, ignore_errors=True)
 
 
-def config(port, lan=False, bridge=None):
+def config(port, lan=False, bridge=None, passwd=None, tls=None, local_port=None):
     """mosquitto.conf text: the desk's broker, or with `bridge` (desk_url, event, name) a
-    hall's (`duelclock hall` prints it for a hall machine)."""
-    text = CONFIG.format(port=port, host="0.0.0.0" if lan else "127.0.0.1",
-                         max_packet=MAX_PACKET_BYTES)
+    hall's (`duelclock hall` prints it for a hall machine). passwd: a password file (no
+    anonymous clients); tls (ca, cert, key): `port` is TLS, `local_port` plain loopback."""
+    if lan and passwd is None and bridge is None:
+        raise BrokerError("a broker open to the venue needs a password file")
+    text = CONFIG.format(max_packet=MAX_PACKET_BYTES)
+    text += LOCKED.format(passwd=passwd) if passwd else OPEN
+    text += LISTENER.format(port=port, host="0.0.0.0" if lan else "127.0.0.1")
+    if tls:
+        text += TLS.format(ca=tls[0], cert=tls[1], key=tls[2])
+        text += LISTENER.format(port=local_port, host="127.0.0.1")
     if bridge is not None:
         url, event, name = bridge
         host, desk_port = url.split("://", 1)[1].rsplit(":", 1)
         text += BRIDGE.format(name=name, host=host, port=desk_port, event=event)
     return text
+
+
+def _give_to_broker_user(directory):
+    # Run as root, mosquitto reads the password file and the TLS key after it became
+    # BROKER_USER: theirs, readable by no one else.
+    if os.geteuid() != 0:
+        return
+    try:
+        u = pwd.getpwnam(BROKER_USER)
+    except KeyError:
+        return
+    for name in [""] + os.listdir(directory):
+        os.chown(os.path.join(directory, name), u.pw_uid, u.pw_gid)
 
 
 def _sbin(name):
