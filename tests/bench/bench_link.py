@@ -875,7 +875,7 @@ def round_start(b, tables=ROUND_TABLES, halls=0, settle_s=ROUND_SETTLE_S):
 def fanout_bare(b, subscribers=HALL_TABLES, own=False):
     """One retained QoS 1 message from a plain client to `subscribers` plain subscribers of
     one mosquitto (fanout_subs.py): publish to the last first receipt, ms. `own`: one message
-    to each on a topic of its own, all in one write (a round start's shape: a signed command
+    to each on a topic of its own, all at once (a round start's shape: a signed command
     per table), fanout_<n>_own_p100_ms."""
     broker = Mosquitto()
     subs = []
@@ -894,20 +894,18 @@ def fanout_bare(b, subscribers=HALL_TABLES, own=False):
             line = p.stdout.readline()
             if not line.startswith("ready"):
                 raise BenchError("fanout_subs.py did not get ready: %r" % line)
-        pub = socket.create_connection(("127.0.0.1", broker.port))
-        pub.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        pub.sendall(mqtt_tables.connect_packet("fanout-pub", "fanout/pubwill", b"x", 60))
-        pub.recv(4)                                            # CONNACK
-        if own:
-            burst = b"".join(mqtt_tables.publish_packet("%s/%d" % (topic, n), b"x" * 300, 1,
-                                                        True, pid=n + 1)
-                             for n in range(subscribers))
-        else:
-            burst = mqtt_tables.publish_packet(topic, b"x" * 300, 1, True, pid=1)
+        pub = mqtt_tables.client("fanout-pub", "fanout/pubwill")
+        pub.connect("127.0.0.1", broker.port, 60)
+        pub.loop_start()
         t0 = time.monotonic()
-        pub.sendall(burst)
+        if own:
+            for n in range(subscribers):
+                pub.publish("%s/%d" % (topic, n), b"x" * 300, 1, True)
+        else:
+            pub.publish(topic, b"x" * 300, 1, True)
         time.sleep(FANOUT_WAIT_S)
-        pub.close()
+        pub.loop_stop()
+        pub.disconnect()
         got, last = 0, []
         for p in subs:
             out, _ = p.communicate(timeout=30)
@@ -921,7 +919,7 @@ def fanout_bare(b, subscribers=HALL_TABLES, own=False):
         broker.stop()
     note = ("%s to %d plain subscribers of mosquitto in %d fanout_subs.py processes; "
             "publish to the last first receipt"
-            % ("a 300-byte retained QoS 1 message on its own topic, all in one write," if own
+            % ("a 300-byte retained QoS 1 message on its own topic, all at once (paho)," if own
                else "one 300-byte retained QoS 1 message", subscribers, procs))
     if got < subscribers:
         return metric(name, None, "ms", note=note + "; only %d received it" % got)
