@@ -205,7 +205,8 @@ class MqttLink(Link):
     def start(self, sink):
         super().start(sink)
         c = mqtt_session.Session(self._host, self._port, "duelclock-desk-" + self.event,
-                                 self._auth, self._ca if self.tls else None, MQTT_KEEPALIVE_S,
+                                 self._auth, (self._ca or True) if self.tls else None,
+                                 MQTT_KEEPALIVE_S,
                                  now=sink.stamp_ms)
         c.on_connect = self._on_connect
         c.on_disconnect = lambda reason: self._status(False)

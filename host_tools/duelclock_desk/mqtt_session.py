@@ -12,8 +12,8 @@ loop_write, loop_misc), for what paho's own loop_start() does not give:
            again, flagged DUP, after a reconnect. Only the network thread writes: paho asks
            for it once per batch (on_socket_register_write), through a socket pair.
   connect: TCP without Nagle (a sync reply must not wait behind the packet before it), TLS
-           with `ca` (a CA file: the broker's certificate must chain to it and name the
-           host), a user and password. A refused CONNACK, a TLS or socket error, EOF, bytes
+           with `ca` (a CA file, or the system's: the broker's certificate must chain to it
+           and name the host), a user and password. A refused CONNACK, a TLS or socket error, EOF, bytes
            no broker sends, or KEEPALIVE_S x 2 without a byte (paho's keepalive) ->
            on_disconnect(reason) once, then a new connection after RETRY_S, doubling up to
            RETRY_MAX_S. `error` holds the last reason (None while connected).
@@ -39,7 +39,8 @@ MISC_S = 1.0                    # paho's loop_misc (pings, keepalive) at least t
 
 class Session:
     """One connection to (host, port) as client_id. auth (user, password) or None; ca: a CA
-    file for TLS or None (plain TCP); `now` stamps what arrives. Callbacks (network thread):
+    file for TLS, True for TLS with the system's CAs, None for plain TCP; `now` stamps what
+    arrives. Callbacks (network thread):
     on_connect(), on_disconnect(reason), on_message(topic, payload, retained, rx)."""
 
     def __init__(self, host, port, client_id, auth=None, ca=None, keepalive_s=KEEPALIVE_S,
@@ -58,7 +59,7 @@ class Session:
         if auth:
             c.username_pw_set(auth[0], auth[1])
         if ca:
-            c.tls_set(ca_certs=ca, cert_reqs=ssl.CERT_REQUIRED)
+            c.tls_set(ca_certs=None if ca is True else ca, cert_reqs=ssl.CERT_REQUIRED)
         c.on_connect = self._connected
         c.on_disconnect = self._disconnected
         c.on_message = self._message

@@ -815,7 +815,7 @@ def round_start(b, tables=ROUND_TABLES, halls=0, settle_s=ROUND_SETTLE_S):
                          broker=halls_at[n % len(halls_at)].url, event=event, size="128x64")
             sims.append(t)
             t.start()
-        procs = ROUND_PROCS * tables // ROUND_TABLES
+        procs = max(1, ROUND_PROCS * tables // ROUND_TABLES)
         per = -(-(tables - ROUND_FW) // procs)
         for i in range(procs):
             first = ROUND_FW + 1 + i * per
