@@ -9,8 +9,10 @@ loop_write, loop_misc), for what paho's own loop_start() does not give:
            after on_message returns (paho), so at least once.
   publish: from any thread; QoS 1 sends wait in paho's session until PUBACK, unlimited in
            flight (a round start's 2,000 commands at once, not paho's default of 20), and go
-           again, flagged DUP, after a reconnect. Only the network thread writes: paho asks
-           for it once per batch (on_socket_register_write), through a socket pair.
+           again, flagged DUP, after a reconnect. paho writes a publish at once from the
+           caller's thread (a sync reply leaves when its t3 is stamped, not a thread switch
+           later); one lock keeps writes whole and in order, and what the socket did not
+           take is the network thread's, woken through a socket pair.
   connect: TCP without Nagle (a sync reply must not wait behind the packet before it), TLS
            with `ca` (a CA file, or the system's: the broker's certificate must chain to it
            and name the host), a user and password. A refused CONNACK, a TLS or socket error, EOF, bytes
@@ -37,6 +39,25 @@ CONNECT_TIMEOUT_S = 5.0
 MISC_S = 1.0                    # paho's loop_misc (pings, keepalive) at least this often
 
 
+class _Client(paho.Client):
+    """paho's client with its writes under one lock: publish() writes from the desk's
+    threads, the network thread writes acks and pings, and a packet half-written by one must
+    not be interleaved with the other's. `wake` is called when bytes are left for select()."""
+
+    def __init__(self, *args, wake, **kw):
+        super().__init__(*args, **kw)
+        self._write_lock = threading.Lock()
+        self._wake_network = wake
+        self.network_thread = None
+
+    def loop_write(self):
+        with self._write_lock:
+            rc = super().loop_write()
+        if self.want_write() and threading.current_thread() is not self.network_thread:
+            self._wake_network()
+        return rc
+
+
 class Session:
     """One connection to (host, port) as client_id. auth (user, password) or None; ca: a CA
     file for TLS, True for TLS with the system's CAs, None for plain TCP; `now` stamps what
@@ -51,8 +72,8 @@ class Session:
         self.on_disconnect = lambda reason: None
         self.on_message = lambda topic, payload, retained, rx: None
         self.error = None
-        c = paho.Client(paho.CallbackAPIVersion.VERSION2, client_id=client_id,
-                        clean_session=False, protocol=paho.MQTTv311)
+        c = _Client(paho.CallbackAPIVersion.VERSION2, client_id=client_id,
+                    clean_session=False, protocol=paho.MQTTv311, wake=self._wake)
         c.max_inflight_messages_set(0)          # 0: no limit
         c.max_queued_messages_set(0)
         c.connect_timeout = CONNECT_TIMEOUT_S
@@ -65,7 +86,6 @@ class Session:
         c.on_message = self._message
         c.on_socket_open = lambda client, userdata, sock: sock.setsockopt(
             socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        c.on_socket_register_write = lambda client, userdata, sock: self._wake()
         c.connect_async(host, port, keepalive_s)
         self._client = c
         self._up = self._was_up = False
@@ -98,8 +118,7 @@ class Session:
         self._client.publish(topic, payload, qos)
 
     def publish_many(self, messages, qos=1):
-        """[(topic, payload)], as many publish() calls in order: the network thread writes
-        them as the socket takes them."""
+        """[(topic, payload)], as many publish() calls in order."""
         for topic, payload in messages:
             self._client.publish(topic, payload, qos)
 
@@ -117,6 +136,7 @@ class Session:
 
     def _run(self):
         c = self._client
+        c.network_thread = threading.current_thread()
         delay_s = RETRY_S
         while not self._stop.is_set():
             try:
