@@ -2,11 +2,12 @@
 one network thread of ours through paho's external-loop calls (socket, loop_read,
 loop_write, loop_misc), for what paho's own loop_start() does not give:
 
-  receive: on_message(topic, payload, retained, rx), rx the `now()` taken when select()
-           said the bytes were there; every packet of that wake-up shares it (a sync
-           request's t2 is when the desk got it, not when the packets before it were handed
-           on; paho's own loop reads one packet per select()). A QoS 1 PUBLISH is acked
-           after on_message returns (paho), so at least once.
+  receive: on_message(topic, payload, retained, rx), rx the `now()` taken when the socket
+           read that brought the packet's last bytes returned: the network thread reads
+           whole bursts (READ_BYTES) and paho parses its packets from them, so every packet of
+           one read shares its stamp (a sync request's t2 is when the desk got it, not when
+           the packets before it were handed on) and no byte is stamped before it came.
+           A QoS 1 PUBLISH is acked after on_message returns (paho), so at least once.
   publish: from any thread; QoS 1 sends wait in paho's session until PUBACK, unlimited in
            flight (a round start's 2,000 commands at once, not paho's default of 20), and go
            again, flagged DUP, after a reconnect. paho writes a publish at once from the
@@ -37,6 +38,7 @@ RETRY_S = 1.0
 RETRY_MAX_S = 5.0
 CONNECT_TIMEOUT_S = 5.0
 MISC_S = 1.0                    # paho's loop_misc (pings, keepalive) at least this often
+READ_BYTES = 65536
 
 
 class _Client(paho.Client):
@@ -44,11 +46,35 @@ class _Client(paho.Client):
     threads, the network thread writes acks and pings, and a packet half-written by one must
     not be interleaved with the other's. `wake` is called when bytes are left for select()."""
 
-    def __init__(self, *args, wake, **kw):
+    def __init__(self, *args, wake, now, **kw):
         super().__init__(*args, **kw)
         self._write_lock = threading.Lock()
         self._wake_network = wake
+        self._now = now
         self.network_thread = None
+        self.rx = None                  # now() when the read that gave the last bytes returned
+        self._inbuf, self._at = b"", 0  # that read's bytes, and how far paho has taken them
+
+    def buffered(self):
+        """Bytes read from the socket that paho has not parsed yet."""
+        return self._at < len(self._inbuf)
+
+    def reconnect(self):
+        self._inbuf, self._at = b"", 0
+        return super().reconnect()
+
+    def _sock_recv(self, bufsize):
+        # paho reads a packet in pieces (its first byte, its length, its body): they come
+        # from whole reads of the socket, each stamped when it returned.
+        if not self.buffered():
+            data = super()._sock_recv(READ_BYTES)
+            if not data:
+                return data                      # EOF: paho drops the connection
+            self.rx = self._now()
+            self._inbuf, self._at = data, 0
+        out = self._inbuf[self._at:self._at + bufsize]
+        self._at += len(out)
+        return out
 
     def loop_write(self):
         with self._write_lock:
@@ -73,7 +99,7 @@ class Session:
         self.on_message = lambda topic, payload, retained, rx: None
         self.error = None
         c = _Client(paho.CallbackAPIVersion.VERSION2, client_id=client_id,
-                    clean_session=False, protocol=paho.MQTTv311, wake=self._wake)
+                    clean_session=False, protocol=paho.MQTTv311, wake=self._wake, now=now)
         c.max_inflight_messages_set(0)          # 0: no limit
         c.max_queued_messages_set(0)
         c.connect_timeout = CONNECT_TIMEOUT_S
@@ -89,7 +115,6 @@ class Session:
         c.connect_async(host, port, keepalive_s)
         self._client = c
         self._up = self._was_up = False
-        self._rx = None
         self._stop = threading.Event()
         self._wake_r, self._wake_w = socket.socketpair()
         self._wake_r.setblocking(False)
@@ -164,7 +189,6 @@ class Session:
                 return
             r, w, _ = select.select([sock, self._wake_r], [sock] if c.want_write() else [],
                                     [], MISC_S)
-            self._rx = self.now()
             if self._wake_r in r:
                 try:
                     self._wake_r.recv(4096)
@@ -175,9 +199,8 @@ class Session:
                     c.loop_read()
                     if c.socket() is not sock:
                         break                 # closed by paho: EOF, error, refused
-                    if not getattr(sock, "pending", lambda: 0)() and \
-                            not select.select([sock], [], [], 0)[0]:
-                        break
+                    if not c.buffered() and not getattr(sock, "pending", lambda: 0)():
+                        break                 # all read is parsed: select() again
             if c.socket() is not None and c.want_write():
                 c.loop_write()
             now = time.monotonic()
@@ -205,7 +228,7 @@ class Session:
             self._call(self.on_disconnect, self.error)
 
     def _message(self, client, userdata, msg):
-        self._call(self.on_message, msg.topic, msg.payload, bool(msg.retain), self._rx)
+        self._call(self.on_message, msg.topic, msg.payload, bool(msg.retain), client.rx)
 
     def _said(self, reason):
         if reason != self.error:

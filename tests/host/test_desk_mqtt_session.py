@@ -112,6 +112,51 @@ def test_a_callback_that_raises_is_said_and_the_link_lives_on(broker, capfd):
         rx.stop()
 
 
+def test_the_packets_of_one_read_share_the_stamp_of_that_read(broker):
+    # The broker's bytes for five messages held by the proxy and handed on in one write: one
+    # read at the client. Each message is slow to handle; every stamp is still the read's
+    # (a sync request's t2 is when the desk got it, not when the ones before it were done).
+    held, hold = bytearray(), []
+
+    def down(data):
+        if not hold:
+            return data
+        held.extend(data)
+        if b"last" not in held:
+            return None
+        out = bytes(held)
+        held.clear()
+        return out
+    proxy = Proxy(("127.0.0.1", broker.port), filters=lambda: (lambda data: data, down))
+    got = []
+
+    def on_message(topic, payload, retained, rx):
+        got.append((payload, rx, time.monotonic()))
+        time.sleep(0.05)
+    ups = []
+    c = Session("127.0.0.1", proxy.port, "test-stamp")
+    c.on_connect = lambda: (c.subscribe([("t/x", 1)]), ups.append(1))
+    c.on_message = on_message
+    c.start()
+    tx = Session("127.0.0.1", broker.port, "test-sender")
+    tx.start()
+    try:
+        until(lambda: ups, what="connected")
+        time.sleep(0.3)                         # the SUBACK in
+        hold.append(1)
+        for payload in (b"m0", b"m1", b"m2", b"m3", b"last"):
+            tx.publish("t/x", payload)
+        until(lambda: len(got) == 5, what="the five messages")
+        assert [p for p, _, _ in got] == [b"m0", b"m1", b"m2", b"m3", b"last"]
+        stamps = {rx for _, rx, _ in got}
+        assert len(stamps) == 1, got
+        assert got[0][1] <= got[0][2] and got[-1][2] - got[0][1] >= 0.2
+    finally:
+        tx.stop()
+        c.stop()
+        proxy.stop()
+
+
 def test_a_silent_broker_is_left_and_the_client_comes_back(broker):
     link = Link(broker.port)
     ups = []
