@@ -16,8 +16,9 @@ loop_write, loop_misc), for what paho's own loop_start() does not give:
            take is the network thread's, woken through a socket pair.
   connect: TCP without Nagle (a sync reply must not wait behind the packet before it), TLS
            with `ca` (a CA file, or the system's: the broker's certificate must chain to it
-           and name the host), a user and password. A refused CONNACK, a TLS or socket error, EOF, bytes
-           no broker sends, or KEEPALIVE_S x 2 without a byte (paho's keepalive) ->
+           and name the host), a user and password. A refused CONNACK, a TLS or socket
+           error, EOF, bytes no broker sends, or KEEPALIVE_S x 2 without a byte (paho's
+           keepalive) ->
            on_disconnect(reason) once, then a new connection after RETRY_S, doubling up to
            RETRY_MAX_S. `error` holds the last reason (None while connected).
   callbacks: run in the network thread; one that raises is said on stderr and the link

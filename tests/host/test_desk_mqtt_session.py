@@ -4,15 +4,13 @@ refused login, bytes no broker sends, and TLS (tests/host/mqtt_tls.py)."""
 import os
 import shutil
 import socket
-import subprocess
-import tempfile
 import threading
 import time
 
 import pytest
 
 from duelclock_desk.mqtt_session import Session
-from duelclock_desk.broker import Mosquitto, free_port
+from duelclock_desk.broker import Mosquitto
 from tests.faults.netkit import Proxy
 from tests.host.mqtt_tls import TlsBroker
 

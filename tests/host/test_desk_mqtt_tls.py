@@ -45,8 +45,9 @@ def run(svc, scenario):
 
 
 def test_the_desk_reaches_tables_through_tls_with_the_right_ca_and_password(tls, tmp_path):
-    svc = Service(str(tmp_path / "d.sqlite"), KEY, EVENT, broker="mqtts://127.0.0.1:%d" % tls.port,
-                  http_port=0, ca=tls.ca, auth=("desk", tls.users["desk"]))
+    svc = Service(str(tmp_path / "d.sqlite"), KEY, EVENT, http_port=0,
+                  broker="mqtts://127.0.0.1:%d" % tls.port, ca=tls.ca,
+                  auth=("desk", tls.users["desk"]))
     tables = [SessionTable(KEY, n) for n in (1, 2)]
 
     async def scenario(svc):
@@ -56,8 +57,8 @@ def test_the_desk_reaches_tables_through_tls_with_the_right_ca_and_password(tls,
         try:
             svc.desk.run("test", "start_round", {"round": 1})
             await until(lambda: all(t.round for t in tables), what="the round over TLS")
-            await until(lambda: all((svc.desk.table_view(n) or {}).get("round") == 1 for n in (1, 2)),
-                        what="the tables' states at the desk")
+            await until(lambda: all((svc.desk.table_view(n) or {}).get("round") == 1
+                                    for n in (1, 2)), what="the tables' states at the desk")
         finally:
             room.stop()
         info = svc.desk.links[0].info()
@@ -71,8 +72,8 @@ def test_the_desk_is_refused_and_says_why(tls, tmp_path, case, capfd):
     auth = {"wrong password": ("desk", "guess"), "no login": None}.get(
         case, ("desk", tls.users["desk"]))
     ca = tls.other_ca if case == "wrong ca" else tls.ca
-    svc = Service(str(tmp_path / "d.sqlite"), KEY, EVENT, broker="mqtts://127.0.0.1:%d" % tls.port,
-                  http_port=0, ca=ca, auth=auth)
+    svc = Service(str(tmp_path / "d.sqlite"), KEY, EVENT, http_port=0,
+                  broker="mqtts://127.0.0.1:%d" % tls.port, ca=ca, auth=auth)
 
     async def scenario(svc):
         link = svc.desk.links[0]
