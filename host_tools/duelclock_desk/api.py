@@ -23,12 +23,14 @@ A local HTTP JSON API (aiohttp) serves the CLI and the dashboard (dashboard.py: 
 
 Every POST may carry "who" (the CLI sends the user name); the audit log keeps who@address.
 Without --lan the server listens on 127.0.0.1 only and asks no credentials. With --lan it
-listens on every interface (and the broker too): then a request that does not come from
-this machine by a loopback name needs the desk token printed at start (dashboard.guard).
+listens on every interface: then a request that does not come from this machine by a
+loopback name needs the desk token printed at start (dashboard.guard). The broker the desk
+starts then listens on every interface too, with a password (and TLS with --tls): venue.py.
 """
 import asyncio
 import binascii
 import json
+import os
 import signal
 import sys
 import threading
@@ -36,7 +38,7 @@ import traceback
 
 from aiohttp import web
 
-from duelclock_desk import dashboard
+from duelclock_desk import dashboard, venue
 from duelclock_desk.broker import BrokerError, Mosquitto
 from duelclock_desk.commands import CommandError
 from duelclock_desk.desk import Desk
@@ -106,9 +108,13 @@ class Service:
     """The desk with its links, broker and HTTP API. start() and stop() in a running loop."""
 
     def __init__(self, store_path, key, event=None, links=(), broker="auto", lan=False,
-                 http_port=8765, speed=1.0):
+                 http_port=8765, speed=1.0, ca=None, auth=None, venue_opts=None):
+        """ca, auth (user, password): for mqtts:// and logins on the links and broker;
+        venue_opts: venue.start()'s options for the broker --lan starts."""
         self.store_path, self.key, self.event_name = store_path, key, event
         self.link_urls, self.broker_url, self.lan = list(links), broker, lan
+        self.ca, self.auth, self.venue_opts = ca, auth, venue_opts or {}
+        self.venue = None                # with --lan: what the tables need (tables.json)
         self.http_port = http_port
         self.speed = speed
         self.broker = None
@@ -128,12 +134,16 @@ class Service:
             store.close()
             raise
         try:
-            links = [open_link(u, event["name"]) for u in self.link_urls]
-            if self.broker_url == "auto":
-                self.broker = Mosquitto(lan=self.lan)
+            links = [open_link(u, event["name"], self.ca, self.auth) for u in self.link_urls]
+            if self.broker_url == "auto" and self.lan:
+                self.broker, desk_auth, self.venue = venue.start(self.store_path,
+                                                                 **self.venue_opts)
+                links.append(open_link(self.broker.url, event["name"], auth=desk_auth))
+            elif self.broker_url == "auto":
+                self.broker = Mosquitto()
                 links.append(open_link(self.broker.url, event["name"]))
             elif self.broker_url != "off":
-                links.append(open_link(self.broker_url, event["name"]))
+                links.append(open_link(self.broker_url, event["name"], self.ca, self.auth))
         except (BrokerError, ValueError):
             store.close()
             raise
@@ -334,6 +344,11 @@ async def serve(svc):
     if svc.token:
         print("dashboard on the venue LAN: http://<this machine>:%d/  desk token: %s" % (
             svc.http_port, svc.token), flush=True)
+    if svc.venue:
+        print("venue broker: %s, user %s, its password in %s%s" % (
+            svc.venue["url"], svc.venue["user"],
+            os.path.join(venue.state_dir(svc.store_path), "tables.json"),
+            ", CA " + svc.venue["ca"] if svc.venue["ca"] else ""), flush=True)
     try:
         await stop.wait()
     finally:
@@ -344,9 +359,30 @@ def run(a):
     """The `desk` command (cli.py declares its arguments)."""
     try:
         key = load_key(a.key)
-        svc = Service(a.store, key, a.event, a.link, a.broker, a.lan, a.http_port, a.speed)
+        svc = Service(a.store, key, a.event, a.link, a.broker, a.lan, a.http_port, a.speed,
+                      a.ca, _auth(a), _venue_opts(a))
         asyncio.run(serve(svc))
     except (StoreError, BrokerError, OSError, ValueError) as e:
         sys.stderr.write("desk: %s\n" % e)
         return 2
     return 0
+
+
+def _auth(a):
+    """(user, password) from --user and --password-file, or None."""
+    if not getattr(a, "user", None):
+        return None
+    password = ""
+    if a.password_file:
+        with open(a.password_file) as f:
+            password = f.read().strip()
+    return a.user, password
+
+
+def _venue_opts(a):
+    opts = {"port": getattr(a, "broker_port", 0) or 0, "tls": getattr(a, "tls", False),
+            "names": getattr(a, "lan_host", None) or (),
+            "password_file": getattr(a, "broker_password_file", None)}
+    if getattr(a, "tls_cert", None):
+        opts["cert"], opts["ca"] = (a.tls_cert, a.tls_key), a.ca
+    return opts

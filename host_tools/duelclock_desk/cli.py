@@ -83,23 +83,54 @@ def _store(a):
 
 def _args_desk(p):
     p.add_argument("--link", action="append", default=[], metavar="URL",
-                   help="a way to tables: /dev/ttyACM0, socket://HOST:PORT, mqtt://HOST:PORT "
-                        "(repeat for many)")
+                   help="a way to tables: /dev/ttyACM0, socket://HOST:PORT, mqtt://HOST:PORT, "
+                        "mqtts://HOST:8883 (repeat for many)")
     p.add_argument("--broker", default="auto", metavar="URL",
-                   help="mqtt://HOST:PORT: the venue's broker; auto (default): start mosquitto "
-                        "here; off: no Wi-Fi tables")
+                   help="mqtt[s]://HOST:PORT: the venue's broker; auto (default): start "
+                        "mosquitto here; off: no Wi-Fi tables")
+    p.add_argument("--ca", metavar="FILE",
+                   help="the CA an mqtts:// broker's certificate chains to (default: the "
+                        "system's CAs; with --lan --tls-cert: the CA the tables trust)")
+    p.add_argument("--user", help="the desk's login on an mqtt[s]:// broker")
+    p.add_argument("--password-file", metavar="FILE", help="its password (first line)")
     client.add_store_arg(p)
     p.add_argument("--key", required=True, metavar="FILE", help="the event key (keygen)")
     p.add_argument("--http-port", type=int, default=8765, help="local API port (default 8765)")
     p.add_argument("--event", metavar="NAME", help="event id in MQTT topics (first start only)")
-    p.add_argument("--lan", action="store_true", help="the broker listens on every interface")
+    p.add_argument("--lan", action="store_true",
+                   help="the dashboard and the broker listen on every interface; the broker "
+                        "with a password (made once, in STORE.venue/tables.json)")
+    p.add_argument("--tls", action="store_true",
+                   help="with --lan: the broker speaks TLS (certificates made in STORE.venue/ "
+                        "unless --tls-cert)")
+    p.add_argument("--broker-port", type=int, default=0,
+                   help="with --lan: the broker's port (default 1883, 8883 with --tls)")
+    p.add_argument("--broker-password-file", metavar="FILE",
+                   help="with --lan: the tables' broker password (default: made once)")
+    p.add_argument("--lan-host", action="append", metavar="NAME",
+                   help="with --tls: a name or address the tables dial (repeat; default: "
+                        "this machine's LAN address and host name)")
+    p.add_argument("--tls-cert", metavar="FILE", help="with --tls: the broker's certificate")
+    p.add_argument("--tls-key", metavar="FILE", help="and its key")
     p.add_argument("--speed", type=float, default=1.0,
                    help="simulation only: desk time runs this many times real time")
 
 
 def do_desk(a):
-    if a.broker not in ("auto", "off") and not a.broker.startswith("mqtt://"):
-        raise client.CliError("--broker is auto, off or mqtt://HOST:PORT")
+    if a.broker not in ("auto", "off") and not re.match(r"mqtts?://", a.broker):
+        raise client.CliError("--broker is auto, off, mqtt://HOST:PORT or mqtts://HOST:PORT")
+    if (a.tls or a.broker_port or a.broker_password_file or a.lan_host) and not a.lan:
+        raise client.CliError("--tls, --broker-port, --broker-password-file and --lan-host "
+                              "are for the broker --lan opens to the venue")
+    if a.lan and a.broker != "auto" and a.tls:
+        raise client.CliError("--tls is for the broker the desk starts (--broker auto)")
+    if bool(a.tls_cert) != bool(a.tls_key) or (a.tls_cert and not a.tls):
+        raise client.CliError("--tls-cert and --tls-key go together, with --tls")
+    if a.password_file and not a.user:
+        raise client.CliError("--password-file needs --user")
+    for f in (a.ca, a.password_file, a.broker_password_file, a.tls_cert, a.tls_key):
+        if f and not os.path.isfile(f):
+            raise client.CliError("no file %s" % f)
     if a.event is not None and not re.fullmatch(r"[A-Za-z0-9_-]{1,32}", a.event):
         raise client.CliError("--event is 1 to 32 letters, digits, - or _ (an MQTT topic level)")
     from duelclock_desk import api

@@ -23,7 +23,7 @@ import serial
 
 from duelclock.core.record import Lines
 from duelclock.core.wire import MAX_LINE_BYTES
-from duelclock_desk import mqtt
+from duelclock_desk import mqtt_session
 
 RETRY_S = 1.0              # a lost serial port or socket is reopened this often
 READ_TIMEOUT_S = 0.1       # a reader thread notices stop() within this
@@ -176,9 +176,11 @@ def _reader(port):
 
 
 class MqttLink(Link):
-    """The tables over an MQTT broker (docs/protocol.md, "Links"), the desk's own client
-    (mqtt.py), a persistent session so QoS 1 reports wait at the broker while the desk
-    restarts.
+    """The tables over an MQTT broker (docs/protocol.md, "Links") through paho-mqtt
+    (mqtt_session.py), a persistent session so QoS 1 reports wait at the broker while the
+    desk restarts. mqtt://[USER:PASSWORD@]HOST[:1883], or mqtts://...[:8883] with TLS: `ca`,
+    a CA file the broker's certificate chains to (None: the system's CAs); `auth` (user,
+    password) when the URL names none.
 
       duelclock/<event>/table/<n>/cmd    desk -> n, QoS 1: everything for one table
       duelclock/<event>/table/<n>/state  n -> desk, QoS 0, retained; last will "offline"
@@ -188,21 +190,26 @@ class MqttLink(Link):
     can publish it). No desk topic is for all tables, and none is retained: a table that
     boots mid-round gets the round from the desk's re-push (protocol.py)."""
 
-    def __init__(self, url, event):
-        super().__init__(url)
+    def __init__(self, url, event, ca=None, auth=None):
         u = urlsplit(url)
-        self._host, self._port = u.hostname or "127.0.0.1", u.port or 1883
-        self._auth = (u.username, u.password) if u.username else None
+        super().__init__(u._replace(netloc=u.netloc.rpartition("@")[2]).geturl())  # no password
+        self.tls = u.scheme == "mqtts"
+        self._host = u.hostname or "127.0.0.1"
+        self._port = u.port or (8883 if self.tls else 1883)
+        self._auth = (u.username, u.password or "") if u.username else auth
+        self._ca = ca
         self.event = event
         self._base = "duelclock/%s/" % event
         self._client = None
 
     def start(self, sink):
         super().start(sink)
-        c = mqtt.Client(self._host, self._port, "duelclock-desk-" + self.event, self._auth,
-                        MQTT_KEEPALIVE_S, now=sink.stamp_ms)
+        c = mqtt_session.Session(self._host, self._port, "duelclock-desk-" + self.event,
+                                 self._auth, (self._ca or True) if self.tls else None,
+                                 MQTT_KEEPALIVE_S,
+                                 now=sink.stamp_ms)
         c.on_connect = self._on_connect
-        c.on_disconnect = lambda: self._status(False)
+        c.on_disconnect = lambda reason: self._status(False)
         c.on_message = self._on_message
         self._client = c                 # before start(): on_connect uses it
         c.start()
@@ -210,6 +217,13 @@ class MqttLink(Link):
     def stop(self):
         if self._client:
             self._client.stop()
+
+    def info(self):
+        """The Link's, and why it is down when it is (a refused login, an untrusted CA)."""
+        out = super().info()
+        if self._client is not None and self._client.error and not self.up:
+            out["error"] = self._client.error
+        return out
 
     def send(self, line, tbl):
         self._client.publish(self._base + "table/%d/cmd" % tbl, line, 1)
@@ -241,14 +255,18 @@ SCHEMES = {
     "rfc2217": SerialLink,
     "loop": SerialLink,
     "mqtt": MqttLink,
+    "mqtts": MqttLink,
 }
 
 
-def open_link(url, event):
-    """The link for `url` (not started). ValueError for a scheme no link speaks."""
+def open_link(url, event, ca=None, auth=None):
+    """The link for `url` (not started); ca and auth for MQTT (MqttLink). ValueError for a
+    scheme no link speaks."""
     scheme = url.split("://", 1)[0] if "://" in url else ""
     cls = SCHEMES.get(scheme)
     if cls is None:
         raise ValueError("no link for %r (known: %s, or a device path)"
                          % (url, ", ".join(s + "://" for s in SCHEMES if s)))
+    if cls is MqttLink:
+        return cls(url, event, ca, auth)
     return cls(url, event)

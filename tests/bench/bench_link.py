@@ -118,7 +118,10 @@ ROUND_SETTLE_S = 60.0            # after the last hello: the round starts a minu
 ROUND_WAIT_S = 60.0
 HALL_TABLES = 2000               # the several-halls round start, and the bare fan-out beside it
 HALLS = 2
-HALL_RATIO = 3.0                 # the target: bridged round start <= 3 x the bare fan-out
+HALL_RATIO = 3.0                 # the bridged round start against 3 x the bare fan-out: a
+                                 # reading beside protocol_cpu, no longer a target (on two
+                                 # cores the simulated tables' own CPU is most of it)
+ROUND_TARGET_MS = 1000           # round_start_1000_p100_ms, round_start_2000_bridged_p100_ms
 FANOUT_WAIT_S = 6.0              # the bare fan-out: time given to deliver before counting
 PROXY = os.path.join(ROOT, "tests", "bench", "wifi_proxy.py")
 KEY = os.urandom(32)             # the event key of every run here
@@ -814,7 +817,7 @@ def round_start(b, tables=ROUND_TABLES, halls=0, settle_s=ROUND_SETTLE_S):
                          broker=halls_at[n % len(halls_at)].url, event=event, size="128x64")
             sims.append(t)
             t.start()
-        procs = ROUND_PROCS * tables // ROUND_TABLES
+        procs = max(1, ROUND_PROCS * tables // ROUND_TABLES)
         per = -(-(tables - ROUND_FW) // procs)
         for i in range(procs):
             first = ROUND_FW + 1 + i * per
@@ -863,7 +866,8 @@ def round_start(b, tables=ROUND_TABLES, halls=0, settle_s=ROUND_SETTLE_S):
             "round start to the desk's processing each table's state of the new round, %d s "
             "after the last table said hello" % (tables, where, ROUND_FW, fw, tables - ROUND_FW,
                                                  procs, settle_s))
-    target = 1000 if tables == ROUND_TABLES and not halls else None
+    target = ROUND_TARGET_MS if (tables, bool(halls)) in ((ROUND_TABLES, False),
+                                                         (HALL_TABLES, True)) else None
     if len(times) < tables:
         return [metric(name + "_p100_ms", None, "ms", target,
                        note=note + "; only %d acknowledged within %d s" % (len(times), ROUND_WAIT_S))]
@@ -874,7 +878,7 @@ def round_start(b, tables=ROUND_TABLES, halls=0, settle_s=ROUND_SETTLE_S):
 def fanout_bare(b, subscribers=HALL_TABLES, own=False):
     """One retained QoS 1 message from a plain client to `subscribers` plain subscribers of
     one mosquitto (fanout_subs.py): publish to the last first receipt, ms. `own`: one message
-    to each on a topic of its own, all in one write (a round start's shape: a signed command
+    to each on a topic of its own, all at once (a round start's shape: a signed command
     per table), fanout_<n>_own_p100_ms."""
     broker = Mosquitto()
     subs = []
@@ -893,20 +897,18 @@ def fanout_bare(b, subscribers=HALL_TABLES, own=False):
             line = p.stdout.readline()
             if not line.startswith("ready"):
                 raise BenchError("fanout_subs.py did not get ready: %r" % line)
-        pub = socket.create_connection(("127.0.0.1", broker.port))
-        pub.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        pub.sendall(mqtt_tables.connect_packet("fanout-pub", "fanout/pubwill", b"x", 60))
-        pub.recv(4)                                            # CONNACK
-        if own:
-            burst = b"".join(mqtt_tables.publish_packet("%s/%d" % (topic, n), b"x" * 300, 1,
-                                                        True, pid=n + 1)
-                             for n in range(subscribers))
-        else:
-            burst = mqtt_tables.publish_packet(topic, b"x" * 300, 1, True, pid=1)
+        pub = mqtt_tables.client("fanout-pub", "fanout/pubwill")
+        pub.connect("127.0.0.1", broker.port, 60)
+        pub.loop_start()
         t0 = time.monotonic()
-        pub.sendall(burst)
+        if own:
+            for n in range(subscribers):
+                pub.publish("%s/%d" % (topic, n), b"x" * 300, 1, True)
+        else:
+            pub.publish(topic, b"x" * 300, 1, True)
         time.sleep(FANOUT_WAIT_S)
-        pub.close()
+        pub.loop_stop()
+        pub.disconnect()
         got, last = 0, []
         for p in subs:
             out, _ = p.communicate(timeout=30)
@@ -920,7 +922,7 @@ def fanout_bare(b, subscribers=HALL_TABLES, own=False):
         broker.stop()
     note = ("%s to %d plain subscribers of mosquitto in %d fanout_subs.py processes; "
             "publish to the last first receipt"
-            % ("a 300-byte retained QoS 1 message on its own topic, all in one write," if own
+            % ("a 300-byte retained QoS 1 message on its own topic, all at once (paho)," if own
                else "one 300-byte retained QoS 1 message", subscribers, procs))
     if got < subscribers:
         return metric(name, None, "ms", note=note + "; only %d received it" % got)
@@ -951,6 +953,13 @@ def bench_link(b):
                      1.0 if name == "max" else None, note=note)
     for m in round_start(b):
         yield m
+    for m in bench_round(b):
+        yield m
+
+
+def bench_round(b):
+    """The 2,000-table round starts (one broker, bridged halls) and the fan-outs they are
+    read against: `run.py round`, the link group's long part alone."""
     bare = fanout_bare(b)
     yield bare
     yield fanout_bare(b, own=True)
@@ -960,11 +969,11 @@ def bench_link(b):
     bridged = round_start(b, HALL_TABLES, halls=HALLS)
     for m in bridged:
         yield m
-    for m, limit in ((single[0], None), (bridged[0], HALL_RATIO)):
+    for m in (single[0], bridged[0]):
         ratio = None
         if m["value"] is not None and bare["value"]:
             ratio = round(m["value"] / bare["value"], 2)
-        yield metric(m["metric"].replace("_p100_ms", "_vs_bare_ratio"), ratio, "ratio", limit,
+        yield metric(m["metric"].replace("_p100_ms", "_vs_bare_ratio"), ratio, "ratio",
                      note="%s / %s, both from this run" % (m["metric"], bare["metric"]))
     yield protocol_cpu(bare)
 

@@ -1,6 +1,7 @@
 # The bare fan-out the round-start benches are read against: COUNT plain MQTT 3.1.1
-# subscribers to one topic (QoS 1), on one thread, non-blocking sockets (mqtt_tables.py's
-# packets). No protocol, no desk: what mosquitto itself takes to deliver one message to them.
+# subscribers to one topic (QoS 1), on one thread: paho clients on one selector loop, as
+# mqtt_tables.py's. No protocol, no desk: what mosquitto itself takes to deliver one message
+# to them.
 #
 #   python tests/bench/fanout_subs.py --broker mqtt://127.0.0.1:1883 --topic T --count 1000
 #          [--own]
@@ -16,16 +17,13 @@ import argparse
 import json
 import os
 import selectors
-import socket
 import sys
 import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mqtt_tables import (PUBACK, PUBLISH, SUBACK, connect_packet, packet, parse,  # noqa: E402
-                         subscribe_packet)
+from mqtt_tables import client  # noqa: E402
 
-READ_BYTES = 65536
 CONNECT_PER_S = 400.0
 READY_S = 120.0
 
@@ -40,26 +38,23 @@ def main(argv):
     a = ap.parse_args(argv)
     host, port = a.broker.split("://", 1)[1].rsplit(":", 1)
     sel = selectors.DefaultSelector()
-    bufs, subacked, got = {}, set(), {}
+    clients, subacked, got = [], set(), {}
     done = threading.Event()
     threading.Thread(target=lambda: (sys.stdin.read(), done.set()), daemon=True).start()
     start = time.monotonic()
-    opened = 0
     announced = False
     while not done.is_set():
         due = min(a.count, int((time.monotonic() - start) * CONNECT_PER_S) + 1)
-        while opened < due:
-            s = socket.socket()
-            s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            s.connect((host, int(port)))
-            n = a.first + opened
+        while len(clients) < due:
+            n = a.first + len(clients)
+            c = client("fanout-%d" % n, "fanout/will")
             topic = "%s/%d" % (a.topic, n) if a.own else a.topic
-            s.sendall(connect_packet("fanout-%d" % n, "fanout/will", b"x", 60)
-                      + subscribe_packet(1, [(topic, 1)]))
-            s.setblocking(False)
-            sel.register(s, selectors.EVENT_READ)
-            bufs[s] = bytearray()
-            opened += 1
+            c.on_connect = lambda cl, u, f, r, p, topic=topic: cl.subscribe(topic, 1)
+            c.on_subscribe = lambda cl, u, mid, r, p: subacked.add(cl)
+            c.on_message = lambda cl, u, m: got.setdefault(cl, time.monotonic())
+            c.connect(host, int(port), 60)
+            sel.register(c.socket(), selectors.EVENT_READ, c)
+            clients.append(c)
         if not announced and len(subacked) == a.count:
             print("ready %d" % a.count, flush=True)
             announced = True
@@ -67,29 +62,14 @@ def main(argv):
             sys.stderr.write("fanout_subs: %d of %d subscribed\n" % (len(subacked), a.count))
             return 1
         for key, _ in sel.select(0.05):
-            s = key.fileobj
-            try:
-                data = s.recv(READ_BYTES)
-            except BlockingIOError:
-                continue
-            if not data:
-                sel.unregister(s)
-                continue
-            now = time.monotonic()
-            bufs[s] += data
-            packets, used = parse(bufs[s])
-            del bufs[s][:used]
-            for kind, flags, body in packets:
-                if kind == SUBACK:
-                    subacked.add(s)
-                elif kind == PUBLISH:
-                    got.setdefault(s, now)
-                    if flags & 6:                    # QoS 1: its packet id after the topic
-                        n = int.from_bytes(body[:2], "big")
-                        s.sendall(packet(PUBACK, 0, body[2 + n:4 + n]))
+            c = key.data
+            c.loop_read()                        # the PUBACK goes out in it
+            if c.socket() is None:
+                sel.unregister(key.fileobj)
     print(json.dumps({"got": len(got), "last_s": max(got.values()) if got else None}), flush=True)
-    for s in bufs:
-        s.close()
+    for c in clients:
+        if c.socket() is not None:
+            c.socket().close()
     return 0
 
 

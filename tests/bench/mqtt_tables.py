@@ -1,7 +1,8 @@
 # Many protocol-level tables (tests/host/tables.py SessionTable: the firmware's own session
-# on a list journal) on one thread, each its own MQTT 3.1.1 connection over a plain non-blocking
-# socket: the light driver the desk-link bench needs for hundreds of tables per process
-# (paho's thread per client does not get there). Topics as docs/protocol.md and
+# on a list journal) on one thread, each its own MQTT 3.1.1 connection, a paho-mqtt client
+# driven by one selector loop (paho's external-loop calls: socket, loop_read, loop_write,
+# loop_misc): the light driver the desk-link bench needs for hundreds of tables per process
+# (paho's loop_start(), a thread per client, does not get there). Topics as docs/protocol.md and
 # tables.MqttTables: table/<n>/cmd in (QoS 1), state out (QoS 0,
 # retained, last will "offline"), reports out (QoS 1).
 #
@@ -21,7 +22,6 @@ import random
 import selectors
 import signal
 import socket
-import struct
 import sys
 import threading
 import time
@@ -34,9 +34,9 @@ for _p in (os.path.join(ROOT, "firmware"), ROOT, os.path.join(ROOT, "host_tools"
     if _p not in sys.path:
         sys.path.insert(0, _p)
 
+import paho.mqtt.client as paho  # noqa: E402
+
 from duelclock.core.clock import WIFI_BUDGET_MS  # noqa: E402
-from duelclock_desk.mqtt import (CONNACK, CONNECT, PINGREQ, PUBACK, PUBLISH, SUBACK,  # noqa: E402
-                                 SUBSCRIBE, packet, parse, string as _str)
 from tests.host.tables import SessionTable  # noqa: E402
 
 KEEPALIVE_S = 60
@@ -49,130 +49,103 @@ KEEPALIVE_S = 60
 # state check (_STATE_CHECK_MS): ticks between two checks found nothing due but a sync
 # request, and still took a third of these processes' idle CPU at 0.1 s.
 TICK_S = 0.25
+MISC_S = 1.0                             # each client's loop_misc (its keepalive pings)
 
 
-def connect_packet(client_id, will_topic, will_payload, keepalive_s):
-    flags = 0x02 | 0x04 | 0x20            # clean session, will, will retained (QoS 0)
-    body = _str("MQTT") + bytes([4, flags]) + struct.pack("!H", keepalive_s)
-    return packet(CONNECT, 0, body + _str(client_id) + _str(will_topic) + _str(will_payload))
-
-
-def publish_packet(topic, payload, qos, retain, pid=0):
-    body = _str(topic) + (struct.pack("!H", pid) if qos else b"") + payload
-    return packet(PUBLISH, qos << 1 | (1 if retain else 0), body)
-
-
-def subscribe_packet(pid, topics):
-    body = struct.pack("!H", pid) + b"".join(_str(t) + bytes([q]) for t, q in topics)
-    return packet(SUBSCRIBE, 2, body)
+def client(client_id, will_topic=None, clean_session=True):
+    """A paho client for the external loop: MQTT 3.1.1, no Nagle, no in-flight limit, a
+    retained last will `offline` on will_topic."""
+    c = paho.Client(paho.CallbackAPIVersion.VERSION2, client_id=client_id,
+                    clean_session=clean_session, protocol=paho.MQTTv311)
+    c.max_inflight_messages_set(0)
+    c.on_socket_open = lambda cl, u, sock: sock.setsockopt(socket.IPPROTO_TCP,
+                                                           socket.TCP_NODELAY, 1)
+    if will_topic:
+        c.will_set(will_topic, b"offline", 0, True)
+    return c
 
 
 class Conn:
-    """One table's connection. Writes go out at once (non-blocking); what the socket did
-    not take waits in `out` for the host's loop."""
+    """One table's connection. Its publishes are written at once (paho's loop_write, on
+    this thread); what the socket did not take waits in paho for the host's loop."""
 
     def __init__(self, host, table):
         self.host, self.table = host, table
+        self.client = None
         self.sock = None
-        self.inbuf = bytearray()
-        self.out = bytearray()
         self.ready = False               # CONNACK and SUBACK in
-        self.pid = 0
-        self.last_tx = time.monotonic()
-        self.rx_ms = None                # the table's ticks when inbuf last grew
+        self.rx_ms = None                # the table's ticks when select() said bytes came
         self.polled = 0                  # the selector events asked for (0: not registered)
+        self.fed = False                 # readable() fed the table a desk message
 
     def topic(self, leaf):
         return self.host.base + "table/%d/%s" % (self.table.tbl, leaf)
 
     def open(self):
-        s = socket.socket()
-        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        s.setblocking(False)
-        s.connect_ex(self.host.addr)
-        self.sock = s
-        self.write(connect_packet("bench-t%d" % self.table.tbl, self.topic("state"), b"offline",
-                                  KEEPALIVE_S))
-        self.write(subscribe_packet(self._pid(), [(self.topic("cmd"), 1)]))
+        c = client("bench-t%d" % self.table.tbl, self.topic("state"))
+        c.on_connect = self._connected
+        c.on_subscribe = self._subscribed
+        c.on_message = self._message
+        c.on_disconnect = self._disconnected
+        c.connect(self.host.addr[0], self.host.addr[1], KEEPALIVE_S)
+        self.client, self.sock = c, c.socket()
 
-    def _pid(self):
-        self.pid = self.pid % 65535 + 1
-        return self.pid
+    def _connected(self, cl, userdata, flags, reason, properties):
+        if reason.is_failure:
+            raise ConnectionError("table %d: CONNACK refused: %s" % (self.table.tbl, reason))
+        cl.subscribe(self.topic("cmd"), 1)
 
-    def write(self, data):
-        self.out += data
-        self.last_tx = time.monotonic()
-        self.flush()
+    def _subscribed(self, cl, userdata, mid, reasons, properties):
+        self.ready = True
+        self.table.hello()
 
-    def flush(self):
-        if self.out:
-            try:
-                n = self.sock.send(self.out)
-            except (BlockingIOError, InterruptedError):
-                n = 0
-            except OSError:              # not connected yet: the loop retries on writable
-                n = 0
-            del self.out[:n]
-        self.poll()
+    def _disconnected(self, cl, userdata, flags, reason, properties):
+        if not self.host.stop.is_set():
+            self.host.error = ConnectionError("table %d: the broker closed the connection: %s"
+                                              % (self.table.tbl, reason))
+
+    def _message(self, cl, userdata, msg):
+        payload = msg.payload
+        self.table.feed(payload if payload.endswith(b"\n") else payload + b"\n", self.rx_ms)
+        self.host.counts["in"] += 1
+        self.fed = True
 
     def poll(self):
         # Ask the selector for writable only while bytes wait: one modify when that changes,
         # not a look at every connection on every turn of the loop (2,000 tables).
-        want = selectors.EVENT_READ | (selectors.EVENT_WRITE if self.out else 0)
+        want = selectors.EVENT_READ | (selectors.EVENT_WRITE if self.client.want_write() else 0)
         if self.polled and self.polled != want:
             self.host._sel.modify(self.sock, want, self)
             self.polled = want
 
     def send_lines(self):
-        out = []
         for k, line in self.table.take():
             if k == "state":
-                out.append(publish_packet(self.topic("state"), line, 0, True))
+                self.client.publish(self.topic("state"), line, 0, True)
             elif k == "sync":                # QoS 0, as the firmware's link sends it
-                out.append(publish_packet(self.topic("report"), line, 0, False))
+                self.client.publish(self.topic("report"), line, 0, False)
             else:
-                out.append(publish_packet(self.topic("report"), line, 1, False, self._pid()))
+                self.client.publish(self.topic("report"), line, 1, False)
             self.host.counts["out_" + k] = self.host.counts.get("out_" + k, 0) + 1
-        if out:
-            self.write(b"".join(out))    # a state and a record due together: one send
+        self.poll()
 
     def receive(self):
-        """Read what arrived and stamp it with the table's ticks now (a sync reply's t4):
-        the host reads every ready socket before it feeds any table, as each table's own
-        board would, so a table's stamp does not wait for the others' work."""
-        try:
-            data = self.sock.recv(65536)
-        except (BlockingIOError, InterruptedError):
-            return
-        if not data:
-            raise ConnectionError("table %d: the broker closed the connection" % self.table.tbl)
-        self.inbuf += data
+        """Stamp what arrived with the table's ticks now (a sync reply's t4): the host stamps
+        every ready socket before it feeds any table, as each table's own board would, so a
+        table's stamp does not wait for the others' work."""
         self.rx_ms = self.host.local_ms(self.table.tbl)
 
     def readable(self):
-        """Take what receive() read; True when a desk message was fed to the table."""
-        packets, used = parse(self.inbuf)
-        del self.inbuf[:used]
-        fed = False
-        for kind, flags, body in packets:
-            if kind == PUBLISH:
-                qos = flags >> 1 & 3
-                tlen = struct.unpack("!H", body[:2])[0]
-                at = 2 + tlen
-                if qos:
-                    self.out += packet(PUBACK, 0, body[at:at + 2])   # sent with the replies
-                    at += 2
-                payload = body[at:]
-                self.table.feed(payload if payload.endswith(b"\n") else payload + b"\n",
-                                self.rx_ms)
-                self.host.counts["in"] += 1
-                fed = True
-            elif kind == SUBACK:
-                self.ready = True
-                self.table.hello()
-            elif kind == CONNACK and body[1:2] != b"\0":
-                raise ConnectionError("table %d: CONNACK refused %r" % (self.table.tbl, body))
-        return fed
+        """Read and take what arrived; True when a desk message was fed to the table."""
+        self.fed = False
+        self.client.loop_read()
+        if self.client.socket() is None and self.host.error is None:
+            self.host.error = ConnectionError("table %d: the connection closed" % self.table.tbl)
+        return self.fed
+
+    def flush(self):
+        self.client.loop_write()
+        self.poll()
 
 
 class Host:
@@ -219,7 +192,8 @@ class Host:
         while self._opened < due:
             c = self.conns[self._opened]
             c.open()
-            c.polled = selectors.EVENT_READ | (selectors.EVENT_WRITE if c.out else 0)
+            c.polled = selectors.EVENT_READ | (selectors.EVENT_WRITE
+                                               if c.client.want_write() else 0)
             self._sel.register(c.sock, c.polled, c)
             self._opened += 1
 
@@ -245,14 +219,13 @@ class Host:
                             if self.auto_tick:
                                 c.table.tick(self.local_ms(c.table.tbl))
                             c.send_lines()
-                        if c.out:
-                            c.flush()            # the PUBACKs, with what the table said: one send
+                    if self.error is not None:
+                        raise self.error
                     now = time.monotonic()
                     if now >= next_ping:
-                        next_ping = now + 1.0
+                        next_ping = now + MISC_S
                         for c in self.conns[:self._opened]:
-                            if now - c.last_tx > KEEPALIVE_S / 2:
-                                c.write(packet(PINGREQ, 0, b""))
+                            c.client.loop_misc()
                 if self.auto_tick and time.monotonic() >= next_tick:
                     self.tick_all()
                     next_tick = time.monotonic() + self.tick_s

@@ -12,7 +12,8 @@
 # A group is one function in GROUPS taking a Bench (common.py) and yielding metric dicts
 # (common.metric()): core here, firmware (bench_firmware.py), display (bench_display.py), link (bench_link.py), sim
 # (bench_sim.py), dashboard (bench_dashboard.py), faults (bench_faults.py) and table_link
-# (bench_table_link.py). Each runs alone: run.py firmware. A
+# (bench_table_link.py). Each runs alone: run.py firmware; run.py round runs the link
+# group's 2,000-table round starts alone. A
 # metric may carry a "note" (how it was measured, or why its value is null).
 import json
 import os
@@ -212,6 +213,7 @@ GROUPS = {
     "faults": bench_faults.bench_faults,
     "firmware": bench_firmware.bench_firmware,
     "link": bench_link.bench_link,
+    "round": bench_link.bench_round,
     "sim": bench_sim.bench_sim,
     "table_link": bench_table_link.bench_table_link,
 }

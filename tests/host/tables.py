@@ -425,11 +425,12 @@ class StreamTables(_Clocked):
 
 class MqttTables(_Clocked):
     """SessionTables as MQTT clients of `url` (mqtt://host:port), one client each with the last
-    will "offline" on its state topic; a thread ticks them all."""
+    will "offline" on its state topic; a thread ticks them all. auth (user, password) and
+    ca (TLS: the CA file) for a venue broker."""
 
     TICK_S = 0.005
 
-    def __init__(self, url, event, tables, ppm=0, offset_ms=0):
+    def __init__(self, url, event, tables, ppm=0, offset_ms=0, auth=None, ca=None):
         super().__init__(ppm, offset_ms)
         host, port = url.split("://")[1].split(":")
         self.base = "duelclock/%s/" % event
@@ -439,6 +440,10 @@ class MqttTables(_Clocked):
         for t in self.tables:
             c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="table-%d" % t.tbl)
             c.will_set(self._topic(t.tbl, "state"), b"offline", 0, retain=True)
+            if auth:
+                c.username_pw_set(*auth)
+            if ca:
+                c.tls_set(ca_certs=ca)
             c.on_connect = self._on_connect
             c.on_message = self._on_message
             c.user_data_set(t)
@@ -453,6 +458,8 @@ class MqttTables(_Clocked):
         return self.base + "table/%d/%s" % (tbl, what)
 
     def _on_connect(self, client, table, flags, reason, props):
+        if reason.is_failure:
+            return
         client.subscribe([(self._topic(table.tbl, "cmd"), 1)])
         table.hello()
         self._connected.add(table.tbl)
