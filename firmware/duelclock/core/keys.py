@@ -12,8 +12,10 @@
 #                    +--completes a chord with keys all PENDING--> SPENT (the chord runs)
 #   HELD --every repeat_ms--> hold (repeats missed while nobody scanned are dropped)
 #
-# A key with neither long nor hold that is in no chord skips PENDING: short on press. The
-# rollover rule keeps typing order when a finger lands before the previous one lifts. A
+# A key with neither long nor hold that is in no chord skips PENDING: short on press. Keys
+# down at the first scan (held through power-on: the maintenance keys) give nothing, nor
+# does any key pressed meanwhile, until a scan ends with every key up (`armed`): a held
+# key's long press is no intent for the screen it opens on. The rollover rule keeps typing order when a finger lands before the previous one lifts. A
 # chord releases when any of its parts does; the parts stay SPENT until they are released.
 #
 # Sampled on time (design decision 9): the key levels are read by a timer interrupt every
@@ -121,6 +123,7 @@ class Keys:
         self.next_ms = [0] * total      # next hold repeat
         self.scan_no = 0
         self.born = [0] * total         # scan_no of the press: same-scan presses are one chord
+        self.armed = False              # every key was up once since power-on: intents count
         self.out = []
 
     def pressed(self):
@@ -144,13 +147,16 @@ class Keys:
             self._step(t, ring.m[i])              # then the edge
             ring.tail = (i + 1) % ring.size
         self._step(now_ms, self.raw_mask)
-        return out
+        if not self.armed and self.raw_mask == 0 and True not in self.level:
+            self.armed = True           # from the next scan on (a key down at the first
+        return out                      # scan was down at power-on)
 
     def _step(self, now_ms, mask):
         """Key levels `mask` read at now_ms: debounce, then releases, presses, timers."""
         self.raw_mask = mask
         n = self.n_phys
         level = self.level
+        given = len(self.out)
         raw = self.raw
         edge = self.edge
         for i in range(n):
@@ -172,6 +178,9 @@ class Keys:
             if edge[i] > 0 and self.state[i] == UP:
                 self._press(i)
         self._timers(now_ms)
+        if not self.armed:              # held since power-on: nothing counts yet
+            while len(self.out) > given:
+                self.out.pop()
 
     def _release(self, k):
         if self.state[k] == PENDING:
