@@ -169,9 +169,11 @@ class _HeldKeys:
         self.keys = Keys(dict((n, (n, {"a": "menu", "b": "turn"}.get(n), None))
                               for n in self.names), self.ring)
         self.ring.sample(time.ticks_ms(), (1 << len(self.names)) - 1)
+        self.released = False
 
     def release(self):
         self.ring.sample(time.ticks_ms(), 0)
+        self.released = True
 
 
 class _VirtualKeys:
@@ -198,7 +200,10 @@ class _VirtualKeys:
         out = self.out
         while out:
             out.pop()
-        while self.poller is not None and self.poller.poll(0):
+        # Once the held keys are let go, what comes after waits in the stream until their
+        # release is debounced (keys pressed while one is held count for nothing).
+        while self.poller is not None and self.poller.poll(0) and (
+                self.held is None or self.held.keys.armed or not self.held.released):
             c = self.stream.read(1)
             if not c:                   # end of file: nothing more for now
                 break

@@ -12,6 +12,7 @@ A local HTTP JSON API (aiohttp) serves the CLI and the dashboard (dashboard.py: 
   POST /api/pause, /api/resume {tables, at_ms}      POST /api/extend {table, ms}
   POST /api/collect {round}
   POST /api/carry {id, confirm}   the head judge's call on a carried penalty (KR)
+  POST /api/unlock {table, challenge}  -> {code}: opens that table's maintenance (unlock.py)
   GET  /api/results.csv?round=N
   GET  /api/events            server-sent events: "table" and "link" changes, "audit" after
                               every command (carried out or refused)
@@ -232,6 +233,7 @@ POSTS = (
     ("/api/collect", "collect", ("round",)),
     ("/api/import", "import", ("table", "round", "events")),
     ("/api/carry", "carry", ("id", "confirm")),
+    ("/api/unlock", "unlock", ("table", "challenge")),
 )
 
 
