@@ -171,6 +171,9 @@ class _HeldKeys:
         self.ring.sample(time.ticks_ms(), (1 << len(self.names)) - 1)
         self.released = False
 
+    def disarm(self):
+        self.keys.disarm()
+
     def release(self):
         self.ring.sample(time.ticks_ms(), 0)
         self.released = True
@@ -190,6 +193,12 @@ class _VirtualKeys:
 
     def push(self, intent):
         self.queue.append(intent)
+
+    def disarm(self):
+        """As core.keys.Keys.disarm: the held keys, and keys pressed while they are held,
+        give nothing until they are let go."""
+        if self.held is not None:
+            self.held.disarm()
 
     def pressed(self):
         """The keys held at power-on (virtual keys are never held later)."""

@@ -276,7 +276,10 @@ def _main(board, root):
     table = Table(board, cfg, link, local_ms, root, sub_us)
     renderer, present = make_renderer(board)
     want = getattr(board, "MAINTENANCE_KEYS", ())
-    if want and all(k in board.keys.pressed() for k in want):
+    held = board.keys.pressed()
+    if held:                            # held at power-on: no intent until all are let go
+        board.keys.disarm()
+    if want and all(k in held for k in want):
         from os import urandom
         if table.maintenance(renderer, present, unhexlify(cfg["key"]), lambda: urandom(5)):
             return True

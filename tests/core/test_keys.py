@@ -22,7 +22,6 @@ class Polled:
         self.now = 0
         self.ring = EdgeRing(lambda: self.now, lambda a, b: a - b)
         self.keys = Keys(keymap, self.ring, **kw)
-        self.scan(0)            # power-on: the keys the first scan sees held give nothing
 
     def scan(self, t):
         self.now = t
@@ -38,8 +37,8 @@ class Polled:
 class Rig:
     """Holds a set of keys for a while, scanning every step_ms; logs (t, intent)."""
 
-    def __init__(self, keymap, step_ms=10, boot_held=(), **kw):
-        self.held = boot_held
+    def __init__(self, keymap, step_ms=10, **kw):
+        self.held = ()
         self.keys = Polled(lambda: self.held, keymap, **kw)
         self.t = 0
         self.step = step_ms
@@ -211,7 +210,6 @@ def test_matrix_through_keys():
     now = [0]
     ring = EdgeRing(lambda: now[0], lambda a, b: a - b)
     keys = Keys({"1": ("1", None, None), "2": ("2", None, None), "#": ("ok", "sign", None)}, ring)
-    keys.scan(0)                                    # power-on, no key down
     bits = tuple(tuple(1 << keys.names.index(k) if k in keys.names else 0 for k in row) for row in LAYOUT)
     got = []
     for t, held in ((0, [(0, 0)]), (30, []), (60, [(0, 1)]), (90, []), (120, [(3, 2)]),
@@ -243,7 +241,6 @@ class Timed:
         self.held = 0
         self.ring = EdgeRing(self.ticks, _ticks_diff, size)
         self.keys = Keys(keymap, self.ring)
-        self.keys.scan(0)                           # power-on, no key down
         self.tick_ms = tick_ms
         self.scan_ms = scan_ms
         self.log = []
@@ -335,7 +332,6 @@ if heap_lock is not None:
         ring = EdgeRing(lambda: now[0], lambda a, b: a - b)
         keys = Keys({"5": ("5", None, None), "A": ("a", None, "up"), "B": ("b", None, None),
                      "A+B": ("back", None, None)}, ring)
-        keys.scan(0)                                # power-on, no key down
         bits = tuple(tuple(1 << keys.names.index(k) if k in keys.names else 0 for k in row)
                      for row in LAYOUT)
         rows, cols = m.rows, m.cols
@@ -358,15 +354,19 @@ if heap_lock is not None:
         assert got == ["5"] + ["up"] * 8 + ["b", "back"], got
 
 
-def test_keys_held_at_power_on_give_nothing_until_every_key_is_up():
-    # A+B held through power-on well past long_ms (the maintenance keys): no menu, no turn;
-    # B let go first and A kept, then X pressed meanwhile: still nothing. Once all are up,
-    # presses count.
-    r = Rig(PICO, boot_held=("A", "B")).run(("A", "B"), 1500).run(("A",), 300).run(("A", "X"), 200).run((), 100)
-    assert r.intents() == []
+def test_disarmed_keys_give_nothing_until_every_key_is_up():
+    # A+B held through power-on well past long_ms (the maintenance keys; the app disarms):
+    # no menu, no turn; B let go first and A kept, then X pressed meanwhile: still nothing.
+    # Once all are up, presses count.
+    r = Rig(PICO)
+    r.keys.keys.disarm()
+    r.run(("A", "B"), 1500).run(("A",), 300).run(("A", "X"), 200).run((), 100)
+    assert r.intents() == [] and r.keys.keys.armed
     r.run(("A",), 100).run((), 100).run(("X",), 50).run((), 50)
     assert r.intents() == ["a", "up"]
 
 
-def test_keys_up_at_power_on_count_from_the_first_scan():
-    assert Rig(PICO).run(("B",), 100).run((), 50).intents() == ["b"]
+def test_disarmed_with_no_key_down_is_armed_at_the_next_scan():
+    r = Rig(PICO)
+    r.keys.keys.disarm()
+    assert r.run((), 10).run(("B",), 100).run((), 50).intents() == ["b"]

@@ -450,11 +450,12 @@ def test_maintenance_opens_with_the_desks_code_for_the_challenge_shown_once():
     first = frame.challenge
     assert first == challenge(b"\x01\x02\x03\x04\x05") and len(first) == 8
     s = build(ui, 0)
-    assert s.title == "Maintenance: desk code" and s.lines[0] == "Code for " + first
+    assert s.title == "Maintenance: desk code for" and s.lines[0] == "%s %s" % (
+        first[:4], first[4:])
     code = unlock_code(tbl_key, first)
     assert code != unlock_code(table_key(bytes(range(32)), 8), first)   # not another table's
     _keys(ui, 0, *code[:3])
-    assert build(ui, 0).lines[1] == "***_"                  # what is typed, masked
+    assert build(ui, 0).lines[1] == "***_ 0"        # what is typed, masked; the digit up/down set
     _keys(ui, 0, "0", "0", "0", "ok")                       # wrong: a try, a new challenge
     assert ui.lock_state()[0] == 1 and frame.challenge != first and not opened
     assert build(ui, 0).message == "Wrong code (2 left)"

@@ -54,7 +54,6 @@ class KeysTarget:
         ring = EdgeRing(lambda: now[0], lambda a, b: a - b)
         keys = Keys(keymap, ring, long_ms=long_ms, repeat_ms=rng.choice((30, 150)),
                     debounce_ms=debounce)
-        keys.scan(0)                # power-on with no key down (held ones would count never)
 
         def scan(t):
             """The levels in `held` read at t (by the interrupt), then the scan at t."""

@@ -12,10 +12,10 @@
 #                    +--completes a chord with keys all PENDING--> SPENT (the chord runs)
 #   HELD --every repeat_ms--> hold (repeats missed while nobody scanned are dropped)
 #
-# A key with neither long nor hold that is in no chord skips PENDING: short on press. Keys
-# down at the first scan (held through power-on: the maintenance keys) give nothing, nor
-# does any key pressed meanwhile, until a scan ends with every key up (`armed`): a held
-# key's long press is no intent for the screen it opens on. The rollover rule keeps typing order when a finger lands before the previous one lifts. A
+# A key with neither long nor hold that is in no chord skips PENDING: short on press. After
+# disarm() (the app's, when keys are held at power-on: the maintenance keys) no key gives
+# anything until a scan ends with every key up (`armed` again): a held key's long press is
+# no intent for the screen it opens on, nor a key pressed while one is held. The rollover rule keeps typing order when a finger lands before the previous one lifts. A
 # chord releases when any of its parts does; the parts stay SPENT until they are released.
 #
 # Sampled on time (design decision 9): the key levels are read by a timer interrupt every
@@ -123,8 +123,12 @@ class Keys:
         self.next_ms = [0] * total      # next hold repeat
         self.scan_no = 0
         self.born = [0] * total         # scan_no of the press: same-scan presses are one chord
-        self.armed = False              # every key was up once since power-on: intents count
+        self.armed = True               # False from disarm() until a scan ends with all keys up
         self.out = []
+
+    def disarm(self):
+        """Give no intent until a scan ends with every key up (keys held at power-on)."""
+        self.armed = False
 
     def pressed(self):
         """The names of the physical keys held at the ring's newest sample (the maintenance
@@ -148,8 +152,8 @@ class Keys:
             ring.tail = (i + 1) % ring.size
         self._step(now_ms, self.raw_mask)
         if not self.armed and self.raw_mask == 0 and True not in self.level:
-            self.armed = True           # from the next scan on (a key down at the first
-        return out                      # scan was down at power-on)
+            self.armed = True           # intents count from the next scan on
+        return out
 
     def _step(self, now_ms, mask):
         """Key levels `mask` read at now_ms: debounce, then releases, presses, timers."""
@@ -178,7 +182,7 @@ class Keys:
             if edge[i] > 0 and self.state[i] == UP:
                 self._press(i)
         self._timers(now_ms)
-        if not self.armed:              # held since power-on: nothing counts yet
+        if not self.armed:              # disarmed: nothing counts until all keys are up
             while len(self.out) > given:
                 self.out.pop()
 

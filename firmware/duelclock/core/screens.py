@@ -343,10 +343,13 @@ class Unlock(Pin):
             self.then(ui)
 
     def show(self, ui, s, m):
+        # Two short lines, so the challenge fits the smallest screen too: the challenge (the
+        # title says what it is for), then what is typed and the digit up/down set.
         locked = ui.locked_ms()
+        c = self.challenge
         s.title = ui.text("maintenance")
-        s.lines = [ui.text("challenge", self.challenge), self.typed(ui, locked),
-                   "" if locked or self.digits == "" and self.cur == 0 else str(self.cur)]
+        s.lines = [c[:4] + " " + c[4:], self.typed(ui, locked) + (
+            "" if locked or self.digits == "" and self.cur == 0 else " " + str(self.cur))]
 
 
 # --- flows: a menu item's action(ui, arg) -----------------------------------------------
