@@ -44,6 +44,10 @@ COVERED = {
     "duelclock sheet simulator/matches/timeout_extra_duel.jsonl --html sheet.html": None,
     "duelclock sim --tables 4 --interactive": None,
     "duelclock desk ...": None,          # what the sim prints: run as printed
+    "duelclock unlock --table N CHALLENGE":
+        "tests/host/test_usb_port.py::test_maintenance_opens_with_the_desks_code_and_held_keys_"
+        "spend_no_try: with --key, the table's challenge and number; the desk's route in "
+        "tests/host/test_desk_api.py::test_unlock_is_audited_and_refuses_what_is_no_challenge",
     "python -m simulator.bridge --flash IMG --tcp 0":
         "tests/host/test_deploy.py::test_bridge_command_prints_its_ports_and_cleans_up",
     "mpremote connect socket://127.0.0.1:PORT ...":
