@@ -53,8 +53,9 @@ class Table:
         fifo = str(tmp_path / "keys")
         os.mkfifo(fifo)
         self.keys_fd = os.open(fifo, os.O_RDWR | os.O_NONBLOCK)    # the board opens it to read
+        self.fb = str(tmp_path / "fb.raw")             # the screen, as each show() leaves it
         env = dict(os.environ, DUELCLOCK_SIM_CONFIG=str(tmp_path / "duelclock.json"),
-                   DUELCLOCK_SIM_KEYS=fifo, DUELCLOCK_SIM_HELD=held)
+                   DUELCLOCK_SIM_KEYS=fifo, DUELCLOCK_SIM_HELD=held, DUELCLOCK_SIM_FB=self.fb)
         self.bridge = Bridge(str(tmp_path / "flash.img"), tcp_port=0, pty=True, env=env).start()
         self.port = os.open(self.bridge.pty_path, os.O_RDWR | os.O_NOCTTY | os.O_NONBLOCK)
         tty.setraw(self.port)
@@ -177,6 +178,11 @@ def challenges(t, n, timeout_s=30):
     return [c.decode() for c in re.findall(rb"challenge (\d{8})", t.out)]
 
 
+def screen(t):
+    with open(t.fb, "rb") as f:
+        return f.read()
+
+
 def unlock(tmp_path, challenge, tbl=TBL):
     """`duelclock unlock --table N --key FILE CHALLENGE`: the code it prints."""
     key = tmp_path / "event.key"
@@ -195,7 +201,13 @@ def test_maintenance_opens_with_the_desks_code_and_held_keys_spend_no_try(table,
     t.press("9", "9", "ok")             # typed while they are held: nothing
     time.sleep(0.3)
     assert challenges(t, 1) == [first]  # no try made
-    t.press("release", "0", "0", "0", "0", "0", "0", "ok")          # wrong: try 1
+    # Each key redraws the screen (what is typed, masked), before any round.
+    t.press("release")
+    for digit in "000000":
+        before = screen(t)
+        t.press(digit)
+        t.until(lambda: screen(t) != before, 10, "the screen after %s" % digit)
+    t.press("ok")                                                   # wrong: try 1
     second = challenges(t, 2)[1]
     assert second != first
     t.press(*unlock(tmp_path, first), "ok")     # the spent challenge's code: try 2
