@@ -210,6 +210,9 @@ def test_maintenance_opens_with_the_desks_code_and_held_keys_spend_no_try(table,
     t.press("ok")                                                   # wrong: try 1
     second = challenges(t, 2)[1]
     assert second != first
+    time.sleep(0.3)
+    said = screen(t)                    # "Wrong code (2 left)": gone on board time, no key
+    t.until(lambda: screen(t) != said, 10, "the refusal expired")
     t.press(*unlock(tmp_path, first), "ok")     # the spent challenge's code: try 2
     third = challenges(t, 3)[2]
     assert not any(m["k"] == "hello" for m in t.msgs) and b">>> " not in t.out
