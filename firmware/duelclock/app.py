@@ -135,8 +135,8 @@ class Table:
         """The maintenance screen of a power-on with MAINTENANCE_KEYS held: a fresh challenge
         (from `draw()`, random bytes), True once the desk's code for it is in (the caller
         leaves the USB port to the REPL); False on back or _MAINTENANCE_MS without it (the
-        table plays). Keys count once every key was up (core/keys.py, armed): the held
-        ones never make a try. Wrong codes count towards the PIN lockout, kept on flash.
+        table plays). The caller disarmed the keys (core/keys.py): the held ones, let go,
+        never make a try. Wrong codes count towards the PIN lockout, kept on flash.
         Each challenge also goes out on the USB port as a line: it is no secret (the screen
         shows it), and it is all a desk next to the table needs."""
         import time

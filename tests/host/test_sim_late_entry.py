@@ -81,7 +81,7 @@ def test_a_line_made_up_while_linked_is_late_one_entered_offline_is_not(room):
     # Made up: a line stamped now, while the desk hears the table, that reaches it only
     # after a power cycle well past LINKED_LATE_MS.
     made_up_at = room.round_ms()
-    time.sleep(4 * LINKED_LATE_MS / 1000 / SPEED / 3)       # 20 s of desk time, heard
+    time.sleep(LINKED_LATE_MS * 4 / 3 / 1000 / SPEED)       # 20 s of desk time, heard
     table.power_cut()
     append(table.flash, {"t": made_up_at, "ev": "lp", "B": -1000, "by": "A"})
     table.start()

@@ -12,11 +12,12 @@
 #                    +--completes a chord with keys all PENDING--> SPENT (the chord runs)
 #   HELD --every repeat_ms--> hold (repeats missed while nobody scanned are dropped)
 #
-# A key with neither long nor hold that is in no chord skips PENDING: short on press. After
-# disarm() (the app's, when keys are held at power-on: the maintenance keys) no key gives
-# anything until a scan ends with every key up (`armed` again): a held key's long press is
-# no intent for the screen it opens on, nor a key pressed while one is held. The rollover rule keeps typing order when a finger lands before the previous one lifts. A
+# A key with neither long nor hold that is in no chord skips PENDING: short on press. The
+# rollover rule keeps typing order when a finger lands before the previous one lifts. A
 # chord releases when any of its parts does; the parts stay SPENT until they are released.
+# After disarm() (the app's, when keys are held at power-on: the maintenance keys) no key
+# gives anything until a scan ends with every key up (`armed` again): a held key's long
+# press is no intent for the screen it opens on, nor is a key pressed while one is held.
 #
 # Sampled on time (design decision 9): the key levels are read by a timer interrupt every
 # few ms whatever the loop is doing (EdgeRing.sample: a change of the bit mask is stored
