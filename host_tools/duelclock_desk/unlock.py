@@ -21,7 +21,7 @@ class UnlockError(ValueError):
 def code(event_key, table, challenge):
     """The code that opens table `table` (an int from 1) for `challenge` (its digits, as the
     table shows them; spaces are dropped)."""
-    if type(table) is not int or type(table) is bool or table < 1:
+    if type(table) is not int or table < 1:          # bool is not int here
         raise UnlockError("the table is a number from 1")
     if type(challenge) is not str:
         raise UnlockError("the challenge is the %d digits the table shows" % CHALLENGE_DIGITS)
