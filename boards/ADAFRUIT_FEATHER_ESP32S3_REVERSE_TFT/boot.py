@@ -3,7 +3,7 @@
 # desk link (board.open_serial uses usb_cdc.data), is on; no console (so no REPL and no Ctrl-C
 # from the computer) and the flash writable by the firmware only, for the journal (the
 # computer sees no drive). Maintenance: hold D0 and D2 while powering on; the console and
-# the drive (writable from the computer) stay, and the app asks for the head judge's PIN
+# the drive (writable from the computer) stay, and the app asks for the desk's one-time code
 # before it lets them be (any other answer resets the board into play).
 import board
 import digitalio

@@ -98,7 +98,7 @@ _COLS = tuple(Pin(gp, Pin.IN, Pin.PULL_UP) for gp in (26, 25, 33, 32))
 KEY_SAMPLE_MS = 5               # 16 pin reads an interrupt (not timed on a board yet)
 _ring = EdgeRing(time.ticks_ms, time.ticks_diff)
 keys = Keys(KEYMAP, _ring)
-MAINTENANCE_KEYS = ("C", "D")           # held at power-on: the head judge's PIN opens the REPL
+MAINTENANCE_KEYS = ("C", "D")           # held at power-on: the desk's code opens the REPL
 _BITS = tuple(tuple(1 << keys.names.index(k) for k in row) for row in LAYOUT)
 _ticks = time.ticks_ms
 

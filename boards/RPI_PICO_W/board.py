@@ -58,7 +58,7 @@ KEY_SAMPLE_MS = 5               # 4 pin reads an interrupt (not timed on a board
 _GP = {"A": 12, "B": 13, "X": 14, "Y": 15}
 _ring = EdgeRing(time.ticks_ms, time.ticks_diff)
 keys = Keys(KEYMAP, _ring)
-MAINTENANCE_KEYS = ("A", "B")           # held at power-on: the head judge's PIN opens the REPL
+MAINTENANCE_KEYS = ("A", "B")           # held at power-on: the desk's code opens the REPL
 reset = machine.reset
 _BUTTONS = tuple((Pin(_GP[name], Pin.IN, Pin.PULL_UP).value, 0)
                  for name in keys.names[:keys.n_phys])

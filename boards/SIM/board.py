@@ -22,7 +22,8 @@
 #   DUELCLOCK_SIM_SPEED   how much faster than real time the table's clock runs (default 1;
 #                         the desk runs at the same speed: duelclock desk --speed)
 #   DUELCLOCK_SIM_PPM     the table crystal's error in parts per million (default 0)
-#   DUELCLOCK_SIM_HELD    keys held at power-on, comma-separated (MAINTENANCE_KEYS: a, b)
+#   DUELCLOCK_SIM_HELD    keys held at power-on, comma-separated (MAINTENANCE_KEYS: a, b),
+#                         through core/keys.py as a Pico's keys until a "release" key line
 #
 # Keys: the simulator sends intents, so every intent is its own key (short only) and `keys`
 # passes them through; push(intent) injects one from a script in this process.
@@ -35,7 +36,7 @@ import sys
 import framebuf
 import time
 
-from duelclock.core.keys import INTENTS
+from duelclock.core.keys import INTENTS, EdgeRing, Keys
 from duelclock.drivers.duplex import Duplex
 
 BOARD = "SIM"
@@ -157,8 +158,30 @@ for _intent in INTENTS:
     KEYMAP[_intent] = (_intent, None, None)
 
 
+class _HeldKeys:
+    """The keys held at power-on (DUELCLOCK_SIM_HELD) as a board's physical keys: the real
+    core.keys machine with the Pico's a and b (long: menu, turn), its levels fed as a
+    board's interrupt would, held until a "release" line comes."""
+
+    def __init__(self, names):
+        self.names = sorted(names)
+        self.ring = EdgeRing(time.ticks_ms, time.ticks_diff)
+        self.keys = Keys(dict((n, (n, {"a": "menu", "b": "turn"}.get(n), None))
+                              for n in self.names), self.ring)
+        self.ring.sample(time.ticks_ms(), (1 << len(self.names)) - 1)
+        self.released = False
+
+    def disarm(self):
+        self.keys.disarm()
+
+    def release(self):
+        self.ring.sample(time.ticks_ms(), 0)
+        self.released = True
+
+
 class _VirtualKeys:
     def __init__(self, stream):
+        self.held = _HeldKeys(_held_at_boot) if _held_at_boot else None
         self.stream = stream
         self.poller = None
         if stream is not None:
@@ -171,6 +194,12 @@ class _VirtualKeys:
     def push(self, intent):
         self.queue.append(intent)
 
+    def disarm(self):
+        """As core.keys.Keys.disarm: the held keys, and keys pressed while they are held,
+        give nothing until they are let go."""
+        if self.held is not None:
+            self.held.disarm()
+
     def pressed(self):
         """The keys held at power-on (virtual keys are never held later)."""
         return _held_at_boot
@@ -180,7 +209,10 @@ class _VirtualKeys:
         out = self.out
         while out:
             out.pop()
-        while self.poller is not None and self.poller.poll(0):
+        # Once the held keys are let go, what comes after waits in the stream until their
+        # release is debounced (keys pressed while one is held count for nothing).
+        while self.poller is not None and self.poller.poll(0) and (
+                self.held is None or self.held.keys.armed or not self.held.released):
             c = self.stream.read(1)
             if not c:                   # end of file: nothing more for now
                 break
@@ -189,14 +221,22 @@ class _VirtualKeys:
                 continue
             name = self.line.decode().strip()
             self.line = b""
-            if name in KEYMAP:
+            if name == "release" and self.held is not None:
+                self.held.release()
+            elif name in KEYMAP:
                 self.queue.append(name)
+        if self.held is not None:
+            for intent in self.held.keys.scan(now_ms):
+                out.append(intent)
+            if not self.held.keys.armed:        # pressed while the held keys are down
+                while self.queue:
+                    self.queue.pop()
         while self.queue:
             out.append(self.queue.pop(0))
         return out
 
 
-_held_at_boot = (os.getenv("DUELCLOCK_SIM_HELD") or "").split(",")
+_held_at_boot = [k for k in (os.getenv("DUELCLOCK_SIM_HELD") or "").split(",") if k]
 MAINTENANCE_KEYS = ("a", "b")
 reset = None                            # the unix port: a power-on is the simulator's business
 _keys_from = os.getenv("DUELCLOCK_SIM_KEYS")

@@ -20,7 +20,8 @@
 # and nothing else: main() turns the REPL's interrupt character off (a Ctrl-C is a byte the
 # link drops as junk) and never returns, so no REPL reads the port (a raw-REPL Ctrl-A is junk
 # too). The REPL, and with it deploy and pull, opens only in maintenance: the board's
-# MAINTENANCE_KEYS held at power-on, then the head judge's PIN on the screen.
+# MAINTENANCE_KEYS held at power-on, then the desk's one-time code for the challenge on the
+# screen (`duelclock unlock`).
 import asyncio
 import json
 from binascii import unhexlify
@@ -29,7 +30,7 @@ from micropython import const
 from . import VERSION
 from duelclock.core.clock import SERIAL_BUDGET_MS, WIFI_BUDGET_MS
 from duelclock.core.session import Session
-from duelclock.core.ui import Pin
+from duelclock.core.ui import Unlock
 from duelclock.core.view import build, same
 from .files import Files
 from .journal import Journal
@@ -43,7 +44,7 @@ _LINK_MS = const(20)
 _SYNC_POLL_MS = const(2)        # while a sync reply is due: its arrival time is t4, keep it tight
 _BATTERY_MS = const(30000)      # battery read this often
 DIM_LEVEL = 0.3                 # backlight when idle
-_MAINTENANCE_MS = const(60000)  # the head judge's PIN must come this soon after power-on
+_MAINTENANCE_MS = const(120000)  # the desk's code must come this soon after power-on
 
 
 def load_config(root):
@@ -84,6 +85,8 @@ class Table:
         t = self.session.round_ms(now)
         if t is not None:
             ui.tick(t)
+        elif ui.match is None:
+            ui.now_ms = now             # no round: the Ui's time is the board's (messages)
         for kind, arg in ui.alerts:
             if kind == "beep" and self.board.buzzer is not None:
                 self.board.buzzer.beep(arg)
@@ -128,29 +131,42 @@ class Table:
         if windows:
             present(windows)
 
-    def maintenance(self, renderer, present):
-        """The PIN screen of a power-on with MAINTENANCE_KEYS held: True once the head judge's
-        PIN is in (the caller leaves the USB port to the REPL); False on back, a floor
-        judge's PIN or _MAINTENANCE_MS without one (the table plays, locked). Wrong PINs
-        count towards the usual lockout, kept on flash."""
+    def maintenance(self, renderer, present, tbl_key, draw):
+        """The maintenance screen of a power-on with MAINTENANCE_KEYS held: a fresh challenge
+        (from `draw()`, random bytes), True once the desk's code for it is in (the caller
+        leaves the USB port to the REPL); False on back or _MAINTENANCE_MS without it (the
+        table plays). The caller disarmed the keys (core/keys.py): the held ones, let go,
+        never make a try. Wrong codes count towards the PIN lockout, kept on flash.
+        Each challenge also goes out on the USB port as a line: it is no secret (the screen
+        shows it), and it is all a desk next to the table needs."""
         import time
-        roles = []
-        pin = Pin(lambda ui, role: roles.append(role))
-        self.ui.push(pin)
-        self.ui.say("Maintenance: head PIN")
+        opened = []
+        frame = Unlock(tbl_key, draw, lambda ui: opened.append(True))
+        self.ui.push(frame)
+        told = None
+        ui = self.ui
+        was_ms = ui.now_ms
         end = self.local_ms() + _MAINTENANCE_MS
-        while self.ui.stack[-1] is pin and self.local_ms() < end:
-            self.ui.at(self.local_ms())
-            for intent in self.board.keys.scan(self.ui.up_ms):
-                pin.key(self.ui, intent)
+        while ui.stack[-1] is frame and self.local_ms() < end:
+            if frame.challenge != told:
+                told = frame.challenge
+                print("maintenance: table %d challenge %s" % (ui.table_no, told))
+            now = self.local_ms()
+            ui.at(now)
+            ui.now_ms = now         # board time: messages expire; nothing is stamped here
+            for intent in self.board.keys.scan(now):
+                ui.last_key_ms = now
+                frame.key(ui, intent)   # not Ui.key: it would run a restored match to now
                 self.session.persist()
             self._draw(renderer, present)
             time.sleep(_KEY_SCAN_MS / 1000)      # CircuitPython has no sleep_ms
-        self.ui.home()
-        if roles == ["head"]:
-            self.ui.say("USB REPL open")
+        if ui.match is not None:
+            ui.now_ms = was_ms      # the match's desk time again
+        ui.home()
+        if opened:
+            ui.say(ui.text("repl_open"))
             self._draw(renderer, present)
-        return roles == ["head"]
+        return bool(opened)
 
     def key(self, intent):
         self.session.key(intent, self.local_ms())
@@ -232,7 +248,7 @@ def make_renderer(board):
 
 
 def main(board=None, root=None):
-    """Run the table. Returns only in maintenance, once the head judge's PIN is in (main.py
+    """Run the table. Returns only in maintenance, once the desk's code is in (main.py
     then ends at the REPL). Anything else that would end main.py (a crash, a refused
     maintenance) resets the board instead (board.reset; None on SIM: it raises), so the
     USB port never falls to the REPL."""
@@ -260,8 +276,12 @@ def _main(board, root):
     table = Table(board, cfg, link, local_ms, root, sub_us)
     renderer, present = make_renderer(board)
     want = getattr(board, "MAINTENANCE_KEYS", ())
-    if want and all(k in board.keys.pressed() for k in want):
-        if table.maintenance(renderer, present):
+    held = board.keys.pressed()
+    if held:                            # held at power-on: no intent until all are let go
+        board.keys.disarm()
+    if want and all(k in held for k in want):
+        from os import urandom
+        if table.maintenance(renderer, present, unhexlify(cfg["key"]), lambda: urandom(5)):
             return True
         if getattr(board, "reset", None):
             return False                # CircuitPython: boot.py opened the console for it

@@ -18,6 +18,8 @@ A local HTTP JSON API (aiohttp) serves the CLI and the dashboard (dashboard.py: 
   POST /api/round/close {round, force}   refused with what is open unless force
   GET  /api/results.csv?round=N[&force=1]   409 while a table has no final result (the
                               next round's pairings need every one) unless force=1
+  POST /api/unlock {table, challenge}  -> {code}: opens that table's maintenance (unlock.py)
+  GET  /api/results.csv?round=N
   GET  /api/events            server-sent events: "table" and "link" changes, "audit" after
                               every command (carried out or refused)
 
@@ -249,6 +251,7 @@ POSTS = (
     ("/api/carry", "carry", ("id", "confirm")),
     ("/api/result", "result", ("table", "round", "take", "result", "wins", "reason")),
     ("/api/round/close", "close_round", ("round", "force")),
+    ("/api/unlock", "unlock", ("table", "challenge")),
 )
 
 

@@ -401,6 +401,31 @@ def do_hall(a):
     sys.stdout.write(config(a.port, lan=True, bridge=(a.desk, a.event, a.name)))
 
 
+def _args_unlock(p):
+    p.add_argument("challenge", help="the digits the table shows in maintenance")
+    p.add_argument("--table", type=int, required=True, help="the table's number")
+    p.add_argument("--key", metavar="FILE", help="the event key (keygen): make the code here, "
+                   "no desk needed; default: ask the running desk")
+    p.add_argument("--audit", default="duelclock-unlocks.log", metavar="FILE",
+                   help="with --key: where who asked is logged (default ./%(default)s)")
+    client.add_desk_arg(p)
+
+
+def do_unlock(a):
+    if a.key is None:
+        out = client.api(a, "/api/unlock", {"table": a.table, "challenge": a.challenge})
+        print(out["code"])
+        return
+    from duelclock_desk import deploy, unlock
+    key = binascii.unhexlify(deploy.read_key(a.key))       # checked hex
+    try:
+        code = unlock.code(key, a.table, a.challenge)
+    except unlock.UnlockError as e:
+        raise client.CliError(str(e))
+    unlock.audit_line(a.audit, a.table, a.challenge.replace(" ", ""))
+    print(code)
+
+
 # name -> (handler, argument declarer, one-line help)
 COMMANDS = {
     "sim": (do_sim, _args_sim, "simulated tables running the real firmware (see simulator/)"),
@@ -420,6 +445,8 @@ COMMANDS = {
     "export": (do_export, _args_export, "results for the tournament software"),
     "keygen": (do_keygen, _args_keygen, "make a new event key file"),
     "deploy": (do_deploy, _args_deploy, "put firmware, board file and config on a board; check"),
+    "unlock": (do_unlock, _args_unlock,
+               "the code that opens a table's maintenance for the challenge it shows"),
     "pull": (do_pull, _args_pull, "copy the records the desk never collected off a table (USB)"),
     "hall": (do_hall, _args_hall, "print a hall broker's mosquitto.conf, bridged to the desk's"),
 }

@@ -127,6 +127,15 @@ class Commands:
         self._cmd("round", fields, tables)
         return {"round": round, "start_ms": start_ms, "tables": tables}
 
+    def cmd_unlock(self, table, challenge):
+        """The code that opens `table`'s maintenance for `challenge` (unlock.py); run()
+        audits who asked, for which table and challenge."""
+        from duelclock_desk.unlock import UnlockError, code
+        try:
+            return {"table": table, "code": code(self.key, table, challenge)}
+        except UnlockError as e:
+            raise CommandError(str(e))
+
     def _send_carries(self, round_no, pairs):
         # Every ready carry of a player these pairings name goes to that table's round,
         # the player's side there (a later round than its own: a round started again for

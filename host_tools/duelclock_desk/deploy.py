@@ -354,8 +354,9 @@ class Board:
             self.t.close()
             raise CliError(
                 "%s answers, but no REPL came up: a table in play keeps its USB port shut. "
-                "Power it on holding %s, enter the head judge's PIN on its screen (it then "
-                "says \"USB REPL open\"), and run this again"
+                "Power it on holding %s, let go, enter the code `duelclock unlock --table N "
+                "CHALLENGE` gives for the challenge on its screen (it then says \"USB REPL "
+                "open\"), and run this again"
                 % (port, " + ".join(board_info(board_name)["maintenance_keys"])))
 
     def close(self):
@@ -509,7 +510,7 @@ def run(a):
     print("check ok: sha256 of all %d files equal, nothing else in %s; %s imports from %s"
           % (len(want), at.tree, CHECK_IMPORT, at.lib))
     print("done in %.1f s; reset the board to start the table. In play its USB port is shut: "
-          "to deploy or pull again, power it on holding %s and enter the head judge's PIN"
+          "to deploy or pull again, power it on holding %s and enter `duelclock unlock`'s code"
           % (time.monotonic() - started, " + ".join(info["maintenance_keys"])))
     return 0
 

@@ -19,6 +19,7 @@ from duelclock_desk import views
 from duelclock_desk.commands import Commands
 from duelclock_desk.desk_time import stamp_of
 from duelclock_desk.desk_wire import DeskEncoder
+from duelclock_desk.lateness import LinkHistory
 from duelclock_desk.protocol import Protocol
 
 # Re-exported: the test tables (tests/host) take the key's fingerprint with the Desk from
@@ -47,6 +48,7 @@ class Desk(Protocol, Commands):
         self.route = {}            # tbl -> the link it was last heard on
         self.pushed = {}           # tbl -> desk ms of the last round push to it
         self.silent = set()
+        self.heard = LinkHistory()  # when each table was linked: late entry (lateness.py)
         self.drops = dict.fromkeys(DROPS + ("stale", "refused"), 0)
         self.link_drops = {l.url: dict.fromkeys(DROPS, 0) for l in self.links}
         self.round = store.current_round()

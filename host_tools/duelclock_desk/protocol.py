@@ -9,8 +9,9 @@ A table's report, once Decoder-checked (signed by that table, fresh seq):
             each with a new seq, at most every REPUSH_MS
   record -> events stored by index, each once (a resent or reordered chunk changes nothing);
             an index re-sent with another body is "record changed" at once (both kept, both
-            on the sheet), an event received over LATE_MS after its own time is "late
-            entry" (entered while the table was not connected, or made up since: the judge
+            on the sheet), an event that arrives too long after its own time is "late
+            entry" (lateness.py: over LINKED_LATE_MS if the desk heard the table then, made
+            up since; else over OFFLINE_LATE_MS after the link came back; the judge
             confirms it with the players), one first received after the head judge closed
             the round "after close" (stored all the same); the verification's note repeats
             them
@@ -37,8 +38,7 @@ from duelclock_desk.desk_time import unix_ms
 
 REPUSH_MS = 5000           # a table is re-sent the round at most this often
 MAX_RECORD_EVENTS = 100000  # a record index beyond this is refused (bounds the store)
-LATE_MS = 120000           # an event reaching the desk this long after its own time is "late"
-NOT_LATE = ("round_start", "extend", "pause", "resume", "tick")   # the desk's commands, time passing
+NOT_LATE = ("round_start", "extend", "tick")   # the desk's commands and time passing: not keyed
 
 
 def fingerprint(key):
@@ -90,6 +90,7 @@ class Protocol:
         self.route[tbl] = link
         self.store.seen(tbl, link.url, rx_ms, None if k == "sync" else self.dec.last_seq(tbl))
         self.silent.discard(tbl)
+        self.heard.heard(tbl, rx_ms)
         getattr(self, "_on_" + k)(link, msg, exact if k == "sync" else rx_ms)
 
     def _on_sync(self, link, msg, rx_ms):
@@ -127,7 +128,8 @@ class Protocol:
         r = self.round
         start = r if r and r["round"] == round_no else self.store.round(round_no)
         self.store.add_events(tbl, round_no, first, msg["events"], msg["total"], rx_ms,
-                              start and start["start_ms"], LATE_MS, NOT_LATE,
+                              start and start["start_ms"],
+                              lambda at_ms: self.heard.late_after(tbl, at_ms), NOT_LATE,
                               start and start["closed_ms"])
         # Shown at once: its results row, its flags (a record no longer comes with a state).
         self.on_change("table", self.table_view(tbl))

@@ -1,7 +1,8 @@
 """What the judge must see beside a record's LP sheet (store.record_flags): events
 the table re-sent with another body ("record changed on the table": the desk's first copy,
-which the sheet replays, and the table's version) and events that reached the desk long
-after their own time ("entered while not connected": confirm them with the players), and
+which the sheet replays, and the table's version), events that reached the desk too long
+after their own time ("late entry", lateness.py: made up since if the desk had the table
+linked then, else entered while it was not connected: confirm them with the players), and
 events that reached the desk after the head judge closed the round ("after the close")."""
 import json
 from html import escape
@@ -29,8 +30,9 @@ def lines(flags):
             out.append("    desk's copy (on the sheet): %s" % first)
             out.append("    the table's version:        %s" % detail)
         else:
-            out.append("%s entered while the table was not connected (reached the desk %s "
-                       "after its time): confirm with the players" % (at, clock(int(detail))))
+            out.append("%s reached the desk late, %s after its time (made up since, or entered "
+                       "while the table was not connected): confirm with the players"
+                       % (at, clock(int(detail))))
     return out
 
 

@@ -40,7 +40,7 @@ What lives here, table by table:
   record_flags  what the judge must see about a record's events: "changed" (the
              table re-sent event idx with another body: `detail` is that body, the desk's
              first copy stays in records) and "late" (it reached the desk `detail` ms after
-             its own time: entered while the table was not connected, or made up since).
+             its own time, too long for when the table was linked: lateness.py).
   audit      every command: who, what, when, outcome.
   clock      one row: the desk clock's last mark (machine boot id, monotonic ms, desk ms),
              so a restarted desk carries desk time on without a step (desk.DeskClock).
@@ -342,8 +342,10 @@ class Store:
         body kept beside the first). With the round's start_ms and late_ms, an event first
         received (desk time rx_ms) more than late_ms after its own time (start_ms + its t) is
         flagged "late", the delay its detail, unless its "ev" is in not_late (flags()).
-        With the round's closed_ms (the head judge closed it), an event first received after
-        it is flagged "after_close", rx_ms - closed_ms its detail."""
+        late_ms may instead be a function of the event's own desk ms giving the desk ms
+        after which it is late (lateness.py: judged by the link). With the round's closed_ms
+        (the head judge closed it), an event first received after it is flagged
+        "after_close", rx_ms - closed_ms its detail."""
         flags = []
         for i, ev in enumerate(events):
             idx, body = first + i, dumps(ev)
@@ -353,7 +355,8 @@ class Store:
                     flags.append((idx, "after_close", str(rx_ms - closed_ms)))
                 delay = None if start_ms is None or type(ev.get("t")) is not int \
                     or ev.get("ev") in not_late else rx_ms - start_ms - ev["t"]
-                if delay is not None and delay > late_ms:
+                if delay is not None and (rx_ms > late_ms(start_ms + ev["t"])
+                                          if callable(late_ms) else delay > late_ms):
                     flags.append((idx, "late", str(delay)))
                 continue
             old = self._one("SELECT event FROM records WHERE tbl = ? AND round = ? AND idx = ?",

@@ -59,8 +59,8 @@ def verify(store, tbl, round_no):
             ok, note = True, "%d events replayed, %d rejected" % (n, len(rep.rejected))
     kinds = [f[1] for f in store.flags(tbl, round_no)]
     if "changed" in kinds or "late" in kinds:
-        note += "; %d event(s) changed on the table, %d entered while it was not " \
-                "connected: see the sheet, confirm with the players" % (
+        note += "; %d event(s) changed on the table, %d reached the desk late: see the " \
+                "sheet, confirm with the players" % (
                     kinds.count("changed"), kinds.count("late"))
     if "after_close" in kinds:
         note += "; %d event(s) reached the desk after the round was closed" \

@@ -352,3 +352,21 @@ if heap_lock is not None:
                 got.extend(intents)
                 t += 10
         assert got == ["5"] + ["up"] * 8 + ["b", "back"], got
+
+
+def test_disarmed_keys_give_nothing_until_every_key_is_up():
+    # A+B held through power-on well past long_ms (the maintenance keys; the app disarms):
+    # no menu, no turn; B let go first and A kept, then X pressed meanwhile: still nothing.
+    # Once all are up, presses count.
+    r = Rig(PICO)
+    r.keys.keys.disarm()
+    r.run(("A", "B"), 1500).run(("A",), 300).run(("A", "X"), 200).run((), 100)
+    assert r.intents() == [] and r.keys.keys.armed
+    r.run(("A",), 100).run((), 100).run(("X",), 50).run((), 50)
+    assert r.intents() == ["a", "up"]
+
+
+def test_disarmed_with_no_key_down_is_armed_at_the_next_scan():
+    r = Rig(PICO)
+    r.keys.keys.disarm()
+    assert r.run((), 10).run(("B",), 100).run((), 50).intents() == ["b"]

@@ -1,5 +1,5 @@
 # The table's state (ui.py), its input flows (screens.py) and what the screens show (view.py).
-from duelclock.core.ui import Ui, PIN_TRIES
+from duelclock.core.ui import Ui, PIN_TRIES, MESSAGE_MS
 from duelclock.core.view import build, same
 from duelclock.core.record import check_event
 from duelclock.core.sign import pin_hash
@@ -469,3 +469,46 @@ def test_a_malformed_carried_penalty_is_refused_on_screen_and_not_recorded():
     assert len(saved) == n and build(ui, 1000).message.startswith("Refused: 'kind' must be")
     ui.carry({"p": "C", "kind": "warning", "code": "x"}, 1000)
     assert len(saved) == n and ui.match.penalties == []
+
+
+def test_maintenance_opens_with_the_desks_code_for_the_challenge_shown_once():
+    from duelclock.core.screens import Unlock
+    from duelclock.core.sign import challenge, table_key, unlock_code
+    tbl_key = table_key(bytes(range(32)), 7)
+    draws = iter([b"\x01\x02\x03\x04\x05", b"\x09\x08\x07\x06\x05", b"\xff\x00\xff\x00\xff",
+                  b"\x11\x22\x33\x44\x55"])
+    opened = []
+    ui = Ui(7, lambda ev: None)
+    frame = Unlock(tbl_key, lambda: next(draws), lambda ui: opened.append(True))
+    ui.push(frame)
+    first = frame.challenge
+    assert first == challenge(b"\x01\x02\x03\x04\x05") and len(first) == 8
+    s = build(ui, 0)
+    assert s.title == "Maintenance: desk code for" and s.lines[0] == "%s %s" % (
+        first[:4], first[4:])
+    code = unlock_code(tbl_key, first)
+    assert code != unlock_code(table_key(bytes(range(32)), 8), first)   # not another table's
+    _keys(ui, 0, *code[:3])
+    assert build(ui, 0).lines[1] == "***_ 0"        # what is typed, masked; the digit up/down set
+    _keys(ui, 0, "0", "0", "0", "ok")                       # wrong: a try, a new challenge
+    assert ui.lock_state()[0] == 1 and frame.challenge != first and not opened
+    assert build(ui, 0).message == "Wrong code (2 left)"
+    assert build(ui, MESSAGE_MS).message is None
+    _keys(ui, 0, *code, "ok")                            # the spent challenge's code
+    assert not opened and ui.lock_state()[0] == 2
+    _keys(ui, 0, *unlock_code(tbl_key, frame.challenge), "ok")
+    assert opened == [True] and ui.stack[-1] is not frame and ui.lock_state()[0] == 0
+
+
+def test_wrong_codes_lock_out_as_wrong_pins_do():
+    from duelclock.core.screens import Unlock
+    from duelclock.core.sign import table_key, unlock_code
+    tbl_key = table_key(b"k", 1)
+    ui = Ui(1, lambda ev: None)
+    frame = Unlock(tbl_key, lambda: b"\x00\x00\x00\x00\x01", lambda ui: None)
+    ui.push(frame)
+    for _ in range(PIN_TRIES):
+        _keys(ui, 0, "1", "ok")
+    assert ui.locked_ms() == 60000
+    _keys(ui, 0, *unlock_code(tbl_key, frame.challenge), "ok")
+    assert ui.stack[-1] is frame and build(ui, 0).lines[1].startswith("Locked")

@@ -762,3 +762,37 @@ def test_a_one_digit_change_in_a_rendered_page_fails_the_comparison(tmp_path):
     planted, changed = asyncio.run(scenario())
     with pytest.raises(AssertionError, match=r"sheet\.png: \d+ pixels differ from the golden"):
         compare_screenshot(changed, "sheet.png", golden_dir=str(tmp_path))
+
+
+def test_a_tables_maintenance_code_from_the_room_is_asked_first_and_audited(tmp_path):
+    from duelclock.core.sign import table_key, unlock_code
+
+    async def scenario(svc, server):
+        async with playwright.async_playwright() as pw:
+            browser = await launch(pw)
+            page = await browser.new_page(viewport=VIEW)
+            await page.goto("http://127.0.0.1:%d/" % svc.http_port)
+            await page.fill("#who", "head judge")
+            await page.dispatch_event("#who", "change")
+            await page.fill("#u-table", "17")
+            await page.fill("#u-challenge", "0412 7783")
+            await page.click("#f-unlock button[type=submit]")
+            dlg = await confirm_dialog(page)
+            assert "table 17" in await dlg.inner_text() and "0412 7783" in await dlg.inner_text()
+            await page.click("#confirm-ok")
+            want = unlock_code(table_key(KEY, 17), "04127783")
+            await until(lambda: _contains(page, "#u-code", want), "the code shown")
+            assert await page.inner_text("#u-code") == "Table 17: enter " + want
+            a = svc.desk.store.audit_log()[0]
+            assert (a["command"], a["who"], a["outcome"]) == \
+                ("unlock", "head judge@127.0.0.1", "ok")
+            await page.fill("#u-challenge", "1234 567x")       # no challenge: refused, said
+            await page.evaluate("document.getElementById('u-challenge').removeAttribute("
+                                "'pattern')")
+            await page.click("#f-unlock button[type=submit]")
+            await page.click("#confirm-ok")
+            await until(lambda: _contains(page, "#toast", "8 digits"), "the refusal")
+            assert await page.inner_text("#u-code") == ""
+            await browser.close()
+
+    run_desk(tmp_path, KEY, [SessionTable(KEY, 1)], scenario)

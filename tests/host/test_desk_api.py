@@ -127,3 +127,31 @@ def test_api_the_head_judges_result_close_and_a_late_record(tmp_path):
             ("close_round", "refused")]
 
     run_desk(tmp_path, KEY, [liar, away], scenario)
+
+
+def test_unlock_is_audited_and_refuses_what_is_no_challenge(tmp_path):
+    from duelclock.core.sign import table_key, unlock_code
+
+    async def scenario(svc, server):
+        base = "http://127.0.0.1:%d/api/" % svc.http_port
+        async with aiohttp.ClientSession() as http:
+            for body, why in [({"table": 17, "challenge": "1234"}, "the 8 digits"),
+                              ({"table": 17, "challenge": "1234567x"}, "the 8 digits"),
+                              ({"table": 0, "challenge": "12345678"}, "a number from 1"),
+                              ({"table": "17", "challenge": "12345678"}, "a number from 1"),
+                              ({"table": 17, "challenge": 12345678}, "the 8 digits")]:
+                async with http.post(base + "unlock", json=body) as r:
+                    assert r.status == 400 and why in (await r.json())["error"], body
+            async with http.post(base + "unlock", json={"table": 17, "challenge": "0412 7783",
+                                                        "who": "hj"}) as r:
+                assert r.status == 200
+                got = await r.json()
+        assert got == {"table": 17, "code": unlock_code(table_key(KEY, 17), "04127783")}
+        log = svc.desk.store.audit_log()
+        assert (log[0]["who"], log[0]["command"], log[0]["outcome"]) == \
+            ("hj@127.0.0.1", "unlock", "ok")
+        assert json.loads(log[0]["args"]) == {"table": 17, "challenge": "0412 7783"}
+        assert all(got["code"] not in a["args"] + a["outcome"] for a in log)   # nor the code
+        assert sum(1 for a in log if a["outcome"].startswith("refused")) == 5
+
+    run_desk(tmp_path, KEY, [SessionTable(KEY, 1)], scenario)

@@ -45,6 +45,7 @@ RUNS = {
     "duelclock sim --tables 4 --interactive":
         "test_sim_interactive_as_written_with_the_desk_it_prints",
     "duelclock keygen --out event.key": "test_a_judges_round_as_written",
+    "duelclock unlock --table 17 CHALLENGE --key event.key": "test_unlock_as_written",
     "duelclock desk --key event.key": "test_a_judges_round_as_written",
     "duelclock round start --round 3 --tables 1-40 --pairings round3.csv":
         "test_a_judges_round_as_written",
@@ -504,3 +505,16 @@ def _until(cond, what, timeout_s=30):
     while not cond():
         assert time.monotonic() < end, "timed out waiting for " + what
         time.sleep(0.05)
+
+
+def test_unlock_as_written(repo, ran):
+    # The code the desk gives for a table's challenge, from the event key alone (no desk
+    # running): that table's own key and that challenge, six digits; another table's differs.
+    from duelclock.core import sign
+    sh("duelclock keygen --out event.key", repo)
+    key = bytes.fromhex((repo / "event.key").read_text().strip())
+    got = ran.sh("duelclock unlock --table 17 CHALLENGE --key event.key", repo,
+                 replace=(("CHALLENGE", "40127733"),)).strip()
+    assert got == sign.unlock_code(sign.table_key(key, 17), "40127733"), got
+    assert len(got) == 6 and got.isdigit()
+    assert got != sign.unlock_code(sign.table_key(key, 18), "40127733")

@@ -7,8 +7,10 @@ pty, plays the desk on it (signed lines) and presses the SIM's keys through a FI
   - during play, Ctrl-C, raw-REPL entry (by hand and by real mpremote), Ctrl-D and a flood of
     junk change nothing: no REPL, no restart, commands still taken, every key press kept,
     the junk counted in the table's state;
-  - maintenance: the keys held at power-on and the head judge's PIN leave the REPL to
-    mpremote; a wrong PIN does not, and backing out plays locked;
+  - maintenance: the keys held at power-on (held past a long press, then let go: no try
+    spent) and the desk's code for the challenge shown (`duelclock unlock`) leave the REPL
+    to mpremote; a wrong code, or the code of a spent challenge, does not, and backing out
+    plays;
   - the link takes a bounded number of bytes a poll, whatever waits on the port (what keeps
     a flood from starving a board's key scan; the SIM's keys arrive queued, so the flood test
     checks that nothing is lost or broken, not the scan's timing).
@@ -16,6 +18,7 @@ pty, plays the desk on it (signed lines) and presses the SIM's keys through a FI
 import json
 import os
 import random
+import re
 import select
 import socket
 import subprocess
@@ -50,8 +53,9 @@ class Table:
         fifo = str(tmp_path / "keys")
         os.mkfifo(fifo)
         self.keys_fd = os.open(fifo, os.O_RDWR | os.O_NONBLOCK)    # the board opens it to read
+        self.fb = str(tmp_path / "fb.raw")             # the screen, as each show() leaves it
         env = dict(os.environ, DUELCLOCK_SIM_CONFIG=str(tmp_path / "duelclock.json"),
-                   DUELCLOCK_SIM_KEYS=fifo, DUELCLOCK_SIM_HELD=held)
+                   DUELCLOCK_SIM_KEYS=fifo, DUELCLOCK_SIM_HELD=held, DUELCLOCK_SIM_FB=self.fb)
         self.bridge = Bridge(str(tmp_path / "flash.img"), tcp_port=0, pty=True, env=env).start()
         self.port = os.open(self.bridge.pty_path, os.O_RDWR | os.O_NOCTTY | os.O_NONBLOCK)
         tty.setraw(self.port)
@@ -142,8 +146,8 @@ def mpremote(url, *args, timeout=60):
 
 def test_ctrl_c_and_raw_repl_entry_during_a_round_change_nothing(table):
     t = table(held="a,b")
-    # Maintenance asked, but a wrong PIN and then back: the table plays, locked.
-    t.press("9", "9", "9", "9", "ok", "back")
+    # Maintenance asked, but a wrong code and then back: the table plays.
+    t.press("release", "9", "9", "9", "9", "ok", "back")
     t.until(lambda: any(m["k"] == "hello" for m in t.msgs), 30, "hello")
     t.command("round", ROUND)
     t.until(lambda: t.state().get("round") == 5, 20, "round 5")
@@ -157,7 +161,7 @@ def test_ctrl_c_and_raw_repl_entry_during_a_round_change_nothing(table):
     r = subprocess.run([sys.executable, "-m", "duelclock_desk.cli", "pull", "--port",
                         t.bridge.url, "--board", "SIM", "--out", str(t.dir)],
                        capture_output=True, text=True, timeout=60, cwd=ROOT)
-    assert r.returncode == 1 and "holding a + b, enter the head judge's PIN" in r.stderr, r.stderr
+    assert r.returncode == 1 and "holding a + b, let go, enter the code" in r.stderr, r.stderr
     t.command("round", dict(ROUND, round=6))
     t.until(lambda: t.state().get("round") == 6, 20, "round 6 after the attacks")
     assert t.bridge.restarts == 0 and t.bridge.child.proc.poll() is None
@@ -167,17 +171,69 @@ def test_ctrl_c_and_raw_repl_entry_during_a_round_change_nothing(table):
     t.until(lambda: t.state().get("drops", 0) >= 2, 20, "drops in the state %s" % t.state())
 
 
-def test_maintenance_needs_the_keys_at_power_on_and_the_head_judges_pin(table):
+def challenges(t, n, timeout_s=30):
+    """The first n challenges the table wrote on its port in maintenance."""
+    t.until(lambda: len(re.findall(rb"challenge (\d{8})", t.out)) >= n, timeout_s,
+            "challenge %d" % n)
+    return [c.decode() for c in re.findall(rb"challenge (\d{8})", t.out)]
+
+
+def screen(t):
+    with open(t.fb, "rb") as f:
+        return f.read()
+
+
+def unlock(tmp_path, challenge, tbl=TBL):
+    """`duelclock unlock --table N --key FILE CHALLENGE`: the code it prints."""
+    key = tmp_path / "event.key"
+    key.write_text(KEY.hex() + "\n")
+    r = subprocess.run([sys.executable, "-m", "duelclock_desk.cli", "unlock", "--table",
+                        str(tbl), "--key", str(key), "--audit", str(tmp_path / "unlocks.log"),
+                        challenge], capture_output=True, text=True, timeout=30, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    return r.stdout.strip()
+
+
+def test_maintenance_opens_with_the_desks_code_and_held_keys_spend_no_try(table, tmp_path):
     t = table(held="a,b")
-    t.press("1", "1", "1", "1", "ok")                 # a floor judge's PIN is not enough...
-    t.until(lambda: any(m["k"] == "hello" for m in t.msgs), 30, "play after a floor PIN")
-    assert b">>>" not in t.out
-    t = table(held="a,b")
-    t.press("9", "9", "9", "9", "ok", "2", "2", "2", "2", "ok")      # wrong, then the head's
+    first = challenges(t, 1)[0]
+    time.sleep(1.5)                     # a and b held past a long press (a's is menu)
+    t.press("9", "9", "ok")             # typed while they are held: nothing
+    time.sleep(0.3)
+    assert challenges(t, 1) == [first]  # no try made
+    # Each key redraws the screen (what is typed, masked), before any round.
+    t.press("release")
+    for digit in "000000":
+        before = screen(t)
+        t.press(digit)
+        t.until(lambda: screen(t) != before, 10, "the screen after %s" % digit)
+    t.press("ok")                                                   # wrong: try 1
+    second = challenges(t, 2)[1]
+    assert second != first
+    time.sleep(0.3)
+    said = screen(t)                    # "Wrong code (2 left)": gone on board time, no key
+    t.until(lambda: screen(t) != said, 10, "the refusal expired")
+    t.press(*unlock(tmp_path, first), "ok")     # the spent challenge's code: try 2
+    third = challenges(t, 3)[2]
+    assert not any(m["k"] == "hello" for m in t.msgs) and b">>> " not in t.out
+    # Another table's code for this challenge is no code here (nor a try: the third would
+    # lock the table out; the held keys had made one, this right code would be refused).
+    assert unlock(tmp_path, third, tbl=TBL + 1) != unlock(tmp_path, third)
+    t.press(*unlock(tmp_path, third), "ok")
     t.until(lambda: b">>> " in t.out, 30, "the REPL")
     assert not any(m["k"] == "hello" for m in t.msgs)               # the app never played
     r = mpremote(t.bridge.url, "exec", "print(6 * 7)")
     assert (r.returncode, r.stdout.strip()) == (0, "42"), r.stderr
+    log = [json.loads(l) for l in (tmp_path / "unlocks.log").read_text().splitlines()]
+    assert [(e["table"], e["challenge"]) for e in log] == \
+        [(TBL, first), (TBL + 1, third), (TBL, third), (TBL, third)]
+
+
+def test_backing_out_of_maintenance_plays(table):
+    t = table(held="a,b")
+    t.press("release", "back")
+    t.until(lambda: any(m["k"] == "hello" for m in t.msgs), 30, "play after back")
+    assert b">>>" not in t.out
 
 
 def test_a_flood_of_junk_loses_no_key_press_and_is_counted(table):

@@ -2,7 +2,8 @@
 # and ticks, then core.view.build. Shared by the framebuf goldens (under MicroPython,
 # tests/upy/test_render_fb.py) and the displayio goldens (CPython, tests/host/test_golden_dio.py).
 # Pure: core imports only, so both interpreters build the very same Screens.
-from duelclock.core.sign import pin_hash
+from duelclock.core.screens import Pin, Unlock
+from duelclock.core.sign import pin_hash, table_key, unlock_code
 from duelclock.core.ui import Ui
 from duelclock.core.view import build
 
@@ -193,6 +194,45 @@ def pin_locked():
     return build(ui, 9 * MIN + 3 * SEC, SYNC_S)
 
 
+def _maintenance(lang="en"):
+    """A power-on with the maintenance keys held, no round on the table: the challenge,
+    drawn from fixed bytes (the board's os.urandom)."""
+    draws = [b"\x3a\x91\x07\xc4\x5e", b"\x82\x11\xf0\x09\x6d"]
+    ui = Ui(7, lambda ev: None, lang=lang)
+    frame = Unlock(table_key(bytes(range(32)), 7), lambda: draws.pop(0), lambda ui: ui.say(
+        ui.text("repl_open")))
+    ui.push(frame)
+    return ui, frame
+
+
+def maintenance(lang="en"):
+    ui, frame = _maintenance(lang)
+    keys(ui, 0, "4", "0", "2", "up", "up")
+    return build(ui, 0)
+
+
+def maintenance_wrong():
+    ui, frame = _maintenance()
+    keys(ui, 0, "1", "2", "3", "4", "5", "6", "ok")       # wrong: a new challenge
+    return build(ui, SEC)
+
+
+def unlocked():
+    ui, frame = _maintenance()
+    keys(ui, 0, *unlock_code(frame.key_bytes, frame.challenge))
+    keys(ui, 0, "ok")
+    ui.home()
+    return build(ui, SEC)
+
+
+def pin_no_round():
+    """The judge PIN before any round (Menu > Judge): what is typed shows, masked."""
+    ui = Ui(7, lambda ev: None, pins={"head": pin_hash("2222", b"salt", 2)})
+    ui.push(Pin())
+    keys(ui, 0, "2", "2", "down")
+    return build(ui, 0, SYNC_S)
+
+
 def penalty_menu(lang="en"):
     ui = _in_duel(lang)
     _pin(ui, 9 * MIN)
@@ -316,4 +356,9 @@ STATES = (
     ("carried", carried),
     ("carried_ko", lambda: carried("ko")),
     ("carried_id", lambda: carried("id")),
+    ("maintenance", maintenance),
+    ("maintenance_ko", lambda: maintenance("ko")),
+    ("maintenance_wrong", maintenance_wrong),
+    ("unlocked", unlocked),
+    ("pin_no_round", pin_no_round),
 )

@@ -15,6 +15,9 @@
 # A key with neither long nor hold that is in no chord skips PENDING: short on press. The
 # rollover rule keeps typing order when a finger lands before the previous one lifts. A
 # chord releases when any of its parts does; the parts stay SPENT until they are released.
+# After disarm() (the app's, when keys are held at power-on: the maintenance keys) no key
+# gives anything until a scan ends with every key up (`armed` again): a held key's long
+# press is no intent for the screen it opens on, nor is a key pressed while one is held.
 #
 # Sampled on time (design decision 9): the key levels are read by a timer interrupt every
 # few ms whatever the loop is doing (EdgeRing.sample: a change of the bit mask is stored
@@ -121,7 +124,12 @@ class Keys:
         self.next_ms = [0] * total      # next hold repeat
         self.scan_no = 0
         self.born = [0] * total         # scan_no of the press: same-scan presses are one chord
+        self.armed = True               # False from disarm() until a scan ends with all keys up
         self.out = []
+
+    def disarm(self):
+        """Give no intent until a scan ends with every key up (keys held at power-on)."""
+        self.armed = False
 
     def pressed(self):
         """The names of the physical keys held at the ring's newest sample (the maintenance
@@ -144,6 +152,8 @@ class Keys:
             self._step(t, ring.m[i])              # then the edge
             ring.tail = (i + 1) % ring.size
         self._step(now_ms, self.raw_mask)
+        if not self.armed and self.raw_mask == 0 and True not in self.level:
+            self.armed = True           # intents count from the next scan on
         return out
 
     def _step(self, now_ms, mask):
@@ -151,6 +161,7 @@ class Keys:
         self.raw_mask = mask
         n = self.n_phys
         level = self.level
+        given = len(self.out)
         raw = self.raw
         edge = self.edge
         for i in range(n):
@@ -172,6 +183,9 @@ class Keys:
             if edge[i] > 0 and self.state[i] == UP:
                 self._press(i)
         self._timers(now_ms)
+        if not self.armed:              # disarmed: nothing counts until all keys are up
+            while len(self.out) > given:
+                self.out.pop()
 
     def _release(self, k):
         if self.state[k] == PENDING:

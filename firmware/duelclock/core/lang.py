@@ -45,6 +45,9 @@ back|Back|뒤로|Kembali
 pin|Judge PIN|저지 PIN|PIN Judge
 pin_wrong|Wrong PIN (%d left)|PIN 오류 (%d회 남음)|PIN salah (sisa %d)
 locked|Locked %d s|잠김 %d초|Terkunci %d dtk
+maintenance|Maintenance: desk code for|점검: 데스크 코드|Perawatan: kode meja untuk
+code_wrong|Wrong code (%d left)|코드 오류 (%d회 남음)|Kode salah (sisa %d)
+repl_open|USB REPL open|USB REPL 열림|USB REPL terbuka
 head_judge|Head judge|헤드 저지|Head Judge
 floor_judge|Floor judge|플로어 저지|Floor Judge
 penalty|Penalty|벌칙|Penalti

@@ -23,6 +23,7 @@
 from . import catalogue
 from .lang import LANGS
 from .sheet import record_lines
+from .sign import challenge, unlock_code
 
 MAX_AMOUNT_DIGITS = 6
 DIGITS = ("0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "00", "000")
@@ -299,19 +300,56 @@ class Pin:
             self.digits += str(self.cur)
             self.cur = 0
         elif k in ("ok", "menu"):
-            role = ui.check_pin(self.digits)
+            self.submit(ui)
             self.digits = ""
-            if role is not None:
-                ui.pop()
-                self.then(ui, role)
+            self.cur = 0
         elif k == "back" or k == "b":
             ui.pop()
+
+    def submit(self, ui):
+        role = ui.check_pin(self.digits)
+        if role is not None:
+            ui.pop()
+            self.then(ui, role)
+
+    def typed(self, ui, locked):
+        """The line of what is typed (masked), or the lockout."""
+        return ui.text("locked", locked // 1000) if locked else "*" * len(self.digits) + "_"
 
     def show(self, ui, s, m):
         locked = ui.locked_ms()
         s.title = ui.text("pin")
-        s.lines = [ui.text("locked", locked // 1000) if locked else "*" * len(self.digits) + "_",
+        s.lines = [self.typed(ui, locked),
                    "" if locked or self.digits == "" and self.cur == 0 else str(self.cur)]
+
+
+class Unlock(Pin):
+    """Maintenance: the desk's one-time code for the challenge shown (sign.unlock_code of
+    the table's key). `draw()` gives fresh random bytes (the app's os.urandom: core stays
+    pure); every try, right or wrong, draws a new challenge, so no code is taken twice. A
+    wrong code counts towards the PIN lockout. The right one pops it and calls then(ui)."""
+
+    def __init__(self, tbl_key, draw, then):
+        Pin.__init__(self, then)
+        self.key_bytes = tbl_key
+        self.draw = draw
+        self.challenge = challenge(draw())
+
+    def submit(self, ui):
+        want = unlock_code(self.key_bytes, self.challenge)
+        self.challenge = challenge(self.draw())           # this one is spent
+        if ui.check_unlock(self.digits, want):
+            ui.pop()
+            self.then(ui)
+
+    def show(self, ui, s, m):
+        # Two short lines, so the challenge fits the smallest screen too: the challenge (the
+        # title says what it is for), then what is typed and the digit up/down set.
+        locked = ui.locked_ms()
+        c = self.challenge
+        s.title = ui.text("maintenance")
+        s.lines = [c[:4] + " " + c[4:], self.typed(ui, locked) + (
+            "" if locked or self.digits == "" and self.cur == 0 else " " + str(self.cur))]
 
 
 # --- flows: a menu item's action(ui, arg) -----------------------------------------------

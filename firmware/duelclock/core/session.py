@@ -162,7 +162,7 @@ class Session:
             ui.say(ui.text("no_sync"))
             return
         lang = ui.lang
-        ui.key(intent, t if t is not None else 0)
+        ui.key(intent, t if t is not None else local_ms)    # no round: board time
         if ui.lang != lang:
             self.set_setting("lang", ui.lang)
         self.persist()

@@ -46,6 +46,33 @@ def command_key(tbl_key):
     return hmac_sha256(tbl_key, b"desk")
 
 
+# Maintenance opens with a one-time code from the desk, never a secret the table holds in a
+# form that could be searched offline: the table shows a fresh random challenge of
+# CHALLENGE_DIGITS, the desk (holding the event key) derives that table's key and answers
+# with UNLOCK_DIGITS of an HMAC over the challenge. A code opens that table for that
+# challenge only; the table draws a new challenge for every try.
+CHALLENGE_DIGITS = 8
+UNLOCK_DIGITS = 6
+
+
+def challenge(raw):
+    """The CHALLENGE_DIGITS digits shown for `raw` (>= 5 random bytes: os.urandom's)."""
+    n = 0
+    for b in raw[:5]:
+        n = n << 8 | b
+    return "%08d" % (n % 10 ** CHALLENGE_DIGITS)
+
+
+def unlock_code(tbl_key, chal):
+    """The code that opens maintenance on the table holding `tbl_key` for challenge `chal`
+    (its digits, str). The message starts "unlock:", which no signed JSON line does."""
+    d = hmac_sha256(tbl_key, b"unlock:" + chal.encode())
+    n = 0
+    for b in d[:5]:
+        n = n << 8 | b
+    return "%06d" % (n % 10 ** UNLOCK_DIGITS)
+
+
 # A judge PIN is stored only as "<rounds>$<salt hex>$<hash hex>": SHA-256 over salt + PIN,
 # then `rounds` - 1 more times over the digest + salt. A 4-6 digit PIN is a small space: the
 # lockout guards it on the table; the rounds make a search of a copied config cost

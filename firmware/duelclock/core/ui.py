@@ -18,9 +18,9 @@ from . import catalogue, const
 from .lang import tr, LANGS
 from .match import Match
 from .record import check_event
-from .screens import Home, Pin  # noqa: F401 (Pin: the app's maintenance screen)
+from .screens import Home, Unlock  # noqa: F401 (Unlock: the app's maintenance screen)
 from .sheet import LAST_MINUTES_MS, Sheet, clock
-from .sign import pin_matches
+from .sign import pin_matches, same
 
 PIN_TRIES = 3                   # wrong PINs before a lockout
 LOCKOUT_MS = 60000              # first lockout; each further one doubles
@@ -270,6 +270,23 @@ class Ui:
                 self.pin_wrong = 0
                 self.judge_called = False
                 return role
+        self.wrong_try("pin_wrong")
+        return None
+
+    def check_unlock(self, code, want):
+        """Whether `code` is the maintenance code `want` (sign.unlock_code); a wrong one
+        counts towards the PIN lockout (said on screen). False while locked."""
+        if self.locked_ms():
+            return False
+        if same(code.encode(), want.encode()):
+            self.pin_wrong = 0
+            return True
+        self.wrong_try("code_wrong")
+        return False
+
+    def wrong_try(self, what):
+        """A wrong PIN or code: `what` (a text key taking the tries left) on screen, or the
+        lockout once PIN_TRIES were wrong; each lockout is twice the last."""
         self.pin_wrong += 1
         if self.pin_wrong >= PIN_TRIES:
             self.pin_wrong = 0
@@ -277,6 +294,5 @@ class Ui:
             self.lockouts += 1
             self.say(self.text("locked", self.locked_ms() // 1000))
         else:
-            self.say(self.text("pin_wrong", PIN_TRIES - self.pin_wrong))
+            self.say(self.text(what, PIN_TRIES - self.pin_wrong))
         self.alert(1, 0)
-        return None

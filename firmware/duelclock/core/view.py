@@ -60,7 +60,10 @@ def build(ui, now_ms, sync_age_s=None, battery_pct=None, flash=False, idle_dim_m
     s.flash = flash
     s.dim = now_ms - ui.last_key_ms > idle_dim_ms and not flash
     if m is None:
-        s.banner = ui.text("waiting")
+        if len(ui.stack) > 1:           # a menu, the PIN or maintenance before any round
+            frame.show(ui, s, m)
+        else:
+            s.banner = ui.text("waiting")
         return s
     _clock(s, ui, m, now_ms)
     s.banner = _banner(ui, m)

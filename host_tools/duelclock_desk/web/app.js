@@ -582,6 +582,19 @@ function wireControls() {
     a.click();
   });
 
+  // A table's maintenance code for the challenge on its screen (audited at the desk): shown
+  // here, not in a toast, so the judge can read it out while it is typed at the table.
+  onForm('#f-unlock', async () => {
+    const table = Number($('#u-table').value);
+    const challenge = $('#u-challenge').value.trim();
+    const out = $('#u-code');
+    out.textContent = '';
+    if (!(await confirmAsk(t('c_unlock', table, challenge)))) return;
+    const r = await command('/api/unlock', {table, challenge});
+    if (r.ok) out.textContent = t('unlock_code', r.data.table, r.data.code);
+    else toast(t('refused', r.data.error), false);
+  });
+
   const evRules = $('#ev-rules');
   const evLang = $('#ev-lang');
   const saveEvent = () => localStorage.setItem(eventKey(), JSON.stringify(
