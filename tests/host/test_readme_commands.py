@@ -147,7 +147,10 @@ def repo(tmp_path):
 
 
 def shell_env(**more):
-    return dict(os.environ, PATH=BIN + os.pathsep + os.environ["PATH"], **more)
+    # A reader's fresh shell: not inside the make that may be running this suite (its
+    # MAKEFLAGS would make a make typed here print "Entering directory" around its output).
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS")}
+    return dict(env, PATH=BIN + os.pathsep + os.environ["PATH"], **more)
 
 
 def sh(command, cwd, timeout=60, env=None):

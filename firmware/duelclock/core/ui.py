@@ -270,7 +270,7 @@ class Ui:
                 self.pin_wrong = 0
                 self.judge_called = False
                 return role
-        self.wrong_try("pin_wrong")
+        self.wrong_try(False)
         return None
 
     def check_unlock(self, code, want):
@@ -281,12 +281,12 @@ class Ui:
         if same(code.encode(), want.encode()):
             self.pin_wrong = 0
             return True
-        self.wrong_try("code_wrong")
+        self.wrong_try(True)
         return False
 
-    def wrong_try(self, what):
-        """A wrong PIN or code: `what` (a text key taking the tries left) on screen, or the
-        lockout once PIN_TRIES were wrong; each lockout is twice the last."""
+    def wrong_try(self, code):
+        """A wrong PIN (or, with `code`, a wrong maintenance code): the tries left on screen,
+        or the lockout once PIN_TRIES were wrong; each lockout is twice the last."""
         self.pin_wrong += 1
         if self.pin_wrong >= PIN_TRIES:
             self.pin_wrong = 0
@@ -294,5 +294,5 @@ class Ui:
             self.lockouts += 1
             self.say(self.text("locked", self.locked_ms() // 1000))
         else:
-            self.say(self.text(what, PIN_TRIES - self.pin_wrong))
+            self.say(self.text("code_wrong" if code else "pin_wrong", PIN_TRIES - self.pin_wrong))
         self.alert(1, 0)
