@@ -63,9 +63,11 @@ def main(argv):
             return 1
         for key, _ in sel.select(0.05):
             c = key.data
-            c.loop_read()                        # the PUBACK goes out in it
+            c.loop_read()
             if c.socket() is None:
                 sel.unregister(key.fileobj)
+            elif c.want_write():                 # what a callback queued: the SUBSCRIBE
+                c.loop_write()                   # after the CONNACK, a PUBACK
     print(json.dumps({"got": len(got), "last_s": max(got.values()) if got else None}), flush=True)
     for c in clients:
         if c.socket() is not None:
