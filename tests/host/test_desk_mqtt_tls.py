@@ -19,6 +19,7 @@ from duelclock_desk.broker import BrokerError, Mosquitto, free_port
 from tests.host.desk_rig import until
 from tests.host.mqtt_tls import TlsBroker
 from tests.host.tables import MqttTables, SessionTable
+from tests.faults.test_delivery import run_service as run
 
 KEY = bytes(range(32))
 EVENT = "tls"
@@ -32,16 +33,6 @@ def tls():
     b = TlsBroker()
     yield b
     b.stop()
-
-
-def run(svc, scenario):
-    async def main():
-        await svc.start()
-        try:
-            await scenario(svc)
-        finally:
-            await svc.stop()
-    asyncio.run(main())
 
 
 def test_the_desk_reaches_tables_through_tls_with_the_right_ca_and_password(tls, tmp_path):
