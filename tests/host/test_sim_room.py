@@ -41,7 +41,9 @@ def played(tmp_path_factory):
     shots = {}
     try:
         room.start()
-        room.start_round(1, seating=True, limit="45m", cap="30m", at="+2m")
+        # +4m: three round minutes (4.5 s at 40x) for every table to sync before the players
+        # check in at -1:00 (a key before the first sync is refused: no desk time to stamp)
+        room.start_round(1, seating=True, limit="45m", cap="30m", at="+4m")
         player = threading.Thread(target=room.play, args=(scripts,), daemon=True)
         player.start()
         wait_for(lambda: room.round_ms() >= 25 * MIN, 300, 0.1)
