@@ -161,7 +161,9 @@ class Room:
         return r.stdout
 
     def status(self):
-        with urllib.request.urlopen(self.api + "/api/status", timeout=10) as r:
+        # 30 s: a desk answering 16 tables at 40x on a machine busy with other work can take
+        # seconds; a desk that does not answer in 30 is a failure to report
+        with urllib.request.urlopen(self.api + "/api/status", timeout=30) as r:
             return json.loads(r.read())
 
     def start_round(self, round_no, **opts):
