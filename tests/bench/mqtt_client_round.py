@@ -191,7 +191,7 @@ def aiomqtt_client(port, rounds):
         import aiomqtt
         c = aiomqtt.Client("127.0.0.1", port, identifier=CLIENT_ID, max_inflight_messages=0,
                            max_queued_outgoing_messages=0, socket_options=(NODELAY,))
-        c.pending_calls_threshold = rounds.count      # a round's publishes pend at once: no warning
+        c.pending_calls_threshold = rounds.count      # a round's publishes pend at once
         await c.__aenter__()
         await c.subscribe(rounds.filter, qos=1)
 
