@@ -8,6 +8,9 @@
 #
 # --own: each subscriber to a topic of its own, T/<its number> (a round start's commands: one
 # signed line per table, not one for all).
+# --reply LEAF: subscriber n answers each PUBLISH with a REPLY_BYTES QoS 1 PUBLISH on
+# T/<n>/LEAF whose payload starts with the received payload's first word and a space (a
+# table's state after a command: the clients bench matches a reply to its round by it).
 #
 # prints "ready N" once every subscriber has its SUBACK; when stdin closes, prints one JSON
 # line: {"got": subscribers that received a PUBLISH, "last_s": CLOCK_MONOTONIC seconds of the
@@ -26,6 +29,7 @@ from mqtt_tables import client  # noqa: E402
 
 CONNECT_PER_S = 400.0
 READY_S = 120.0
+REPLY_BYTES = 200
 
 
 def main(argv):
@@ -35,6 +39,7 @@ def main(argv):
     ap.add_argument("--count", type=int, required=True)
     ap.add_argument("--first", type=int, default=0, help="client ids from this number")
     ap.add_argument("--own", action="store_true", help="subscriber n to TOPIC/n")
+    ap.add_argument("--reply", metavar="LEAF", help="answer each message on TOPIC/n/LEAF")
     a = ap.parse_args(argv)
     host, port = a.broker.split("://", 1)[1].rsplit(":", 1)
     sel = selectors.DefaultSelector()
@@ -43,6 +48,14 @@ def main(argv):
     threading.Thread(target=lambda: (sys.stdin.read(), done.set()), daemon=True).start()
     start = time.monotonic()
     announced = False
+
+    def received(cl, n, msg):
+        got.setdefault(cl, time.monotonic())
+        if a.reply:
+            word = msg.payload.split(b" ", 1)[0]
+            cl.publish("%s/%d/%s" % (a.topic, n, a.reply),
+                       (word + b" ").ljust(REPLY_BYTES, b"r"), 1)
+
     while not done.is_set():
         due = min(a.count, int((time.monotonic() - start) * CONNECT_PER_S) + 1)
         while len(clients) < due:
@@ -51,7 +64,7 @@ def main(argv):
             topic = "%s/%d" % (a.topic, n) if a.own else a.topic
             c.on_connect = lambda cl, u, f, r, p, topic=topic: cl.subscribe(topic, 1)
             c.on_subscribe = lambda cl, u, mid, r, p: subacked.add(cl)
-            c.on_message = lambda cl, u, m: got.setdefault(cl, time.monotonic())
+            c.on_message = lambda cl, u, m, n=n: received(cl, n, m)
             c.connect(host, int(port), 60)
             sel.register(c.socket(), selectors.EVENT_READ, c)
             clients.append(c)
@@ -67,7 +80,7 @@ def main(argv):
             if c.socket() is None:
                 sel.unregister(key.fileobj)
             elif c.want_write():                 # what a callback queued: the SUBSCRIBE
-                c.loop_write()                   # after the CONNACK, a PUBACK
+                c.loop_write()                   # after the CONNACK, a PUBACK, a reply
     print(json.dumps({"got": len(got), "last_s": max(got.values()) if got else None}), flush=True)
     for c in clients:
         if c.socket() is not None:

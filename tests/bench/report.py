@@ -26,6 +26,7 @@ GROUP_TITLES = (
     ("firmware", "The firmware on the MicroPython unix port"),
     ("display", "The screen and the keys"),
     ("link", "The desk link: clock sync and round start"),
+    ("clients", "MQTT client libraries: the desk's side of a round start"),
     ("sim", "The simulator"),
     ("dashboard", "The dashboard"),
     ("faults", "Faults"),

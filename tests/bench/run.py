@@ -11,10 +11,11 @@
 #
 # A group is one function in GROUPS taking a Bench (common.py) and yielding metric dicts
 # (common.metric()): core here, firmware (bench_firmware.py), display (bench_display.py), link (bench_link.py), sim
-# (bench_sim.py), dashboard (bench_dashboard.py), faults (bench_faults.py) and table_link
-# (bench_table_link.py). Each runs alone: run.py firmware; run.py round runs the link
-# group's 2,000-table round starts alone. A
-# metric may carry a "note" (how it was measured, or why its value is null).
+# (bench_sim.py), dashboard (bench_dashboard.py), faults (bench_faults.py), table_link
+# (bench_table_link.py) and clients (bench_clients.py: MQTT client libraries side by side,
+# --repeat rounds each in one process of its own). Each runs alone: run.py firmware; run.py
+# round runs the link group's 2,000-table round starts alone. A metric may carry a "note"
+# (how it was measured, or why its value is null).
 import json
 import os
 import shutil
@@ -27,6 +28,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from common import (Bench, BenchError, compile_mpy, metric, median_ms,  # noqa: E402
                     package_sources, run_upy)
+import bench_clients  # noqa: E402
 import bench_dashboard  # noqa: E402
 import bench_display  # noqa: E402
 import bench_faults  # noqa: E402
@@ -207,6 +209,7 @@ def bench_core(b):
 
 
 GROUPS = {
+    "clients": bench_clients.bench_clients,
     "core": bench_core,
     "dashboard": bench_dashboard.bench_dashboard,
     "display": bench_display.bench_display,

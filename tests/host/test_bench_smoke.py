@@ -356,3 +356,24 @@ def test_the_performance_page_says_machine_date_figure_target_and_how(tmp_path):
     how = rows["`display_bytes_per_lp_key_128x64`"][3]
     assert how.startswith("bytes sent to the panel") and how.endswith("(128x64 mono)")
     assert rows["`journal_append_ms`"][:3] == ["not measured", "2 ms", "**no**"]
+
+
+def test_clients_group_measures_paho_and_gives_null_for_a_client_that_does_not_import(
+        tmp_path, monkeypatch):
+    import bench_clients
+    from common import Bench
+    hidden = tmp_path / "hidden" / "gmqtt"
+    hidden.mkdir(parents=True)
+    (hidden / "__init__.py").write_text("raise ImportError('not installed here')\n")
+    monkeypatch.setenv("PYTHONPATH", str(hidden.parent))     # the client processes' gmqtt
+    b = Bench(1, str(tmp_path))
+    try:
+        paho = bench_clients.client_round(b, "paho_desk", messages=50)
+        gmqtt = bench_clients.client_round(b, "gmqtt", messages=50)
+    finally:
+        b.procs.end_all()
+    assert [m["metric"] for m in paho] == ["mqtt_client_paho_desk_round_50_p100_ms",
+                                           "mqtt_client_paho_desk_round_50_cpu_ms"]
+    assert all(m["value"] > 0 and m["client"].startswith("paho-mqtt 2.") for m in paho), paho
+    assert [m["value"] for m in gmqtt] == [None, None]
+    assert "ImportError: not installed here" in gmqtt[0]["note"] and gmqtt[0]["ok"] is False
