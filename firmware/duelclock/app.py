@@ -207,7 +207,7 @@ async def link_task(table):
             s.hello(table.board.BOARD, VERSION, pct() if pct else None)
         was_up = table.link.up
         s.tick(table.local_ms(), table.sub_us())
-        await asyncio.sleep_ms(_SYNC_POLL_MS if s.sync_seq is not None else _LINK_MS)
+        await asyncio.sleep_ms(_SYNC_POLL_MS if s.reply_due(table.local_ms()) else _LINK_MS)
 
 
 def unwrap(ticks_us, ticks_diff):

@@ -363,6 +363,31 @@ def test_a_link_that_takes_nothing_loses_nothing():
     assert desk.last("record")["events"][1:] == MATCH and desk.last("result")["events"] == 5
 
 
+def test_a_link_that_refuses_sync_requests_is_asked_again_after_the_retry_not_each_tick():
+    # The link is down from power-on: ticked every 2 ms for 10 s, the table builds a request
+    # about once a second (each refused one counts as lost), never waits on a reply, and asks
+    # at once when a link comes up (hello).
+    s, link = table()
+    tried = []
+
+    def refuse(line, kind):
+        tried.append(kind)
+        return False
+    s.send = refuse
+    for now in range(0, 10000, 2):
+        s.tick(now)
+        assert not s.reply_due(now)
+    assert 5 <= tried.count("sync") <= 11, tried.count("sync")   # one a retry (~1 s)
+    assert 35 <= tried.count("state") <= 41, tried.count("state")  # one a look (250 ms)
+    s.send = link.send
+    s.hello("SIM", "9.9", None)
+    s.tick(10000)
+    desk = Desk()
+    desk.take(link)
+    assert "sync" in desk.kinds() and s.reply_due(10000)
+    assert not s.reply_due(10000 + 1001)          # past MAX_DELAY_MS: no reply counts
+
+
 def test_t1_is_read_once_the_request_is_built_and_before_it_is_written():
     # A board takes ~3 ms (RP2040) to build and sign a request: stamped before that, every
     # leg out would hold it and desk time would show 1.5 ms ahead. Stamped after the write,

@@ -113,7 +113,8 @@ class Clock:
         return self._count > YOUNG and self._drift_err < 2 * FLASH_PPM * 1e-6
 
     def sent(self, local_ms):
-        """A sync request left with t1 = local_ms."""
+        """A sync request left with t1 = local_ms (or was refused by the link then: it counts
+        as lost); None: none is out (a new link, where an old request's reply is lost)."""
         self._sent = local_ms
 
     def sample(self, t1, t2, t3, t4, us=None):

@@ -48,7 +48,7 @@
 import json
 
 from . import const
-from .clock import Clock
+from .clock import MAX_DELAY_MS, Clock
 from .lang import tr
 from .record import JournalFull, parse_line
 from .rules import START_LP
@@ -326,9 +326,16 @@ class Session:
         if battery_pct is not None:
             fields["battery"] = battery_pct
         self._send("hello", fields)
+        self.sync_seq = None                            # a new link: ask for time at once
+        self.clock.sent(None)
         self.sent = self.acked                          # the desk may have missed some:
         if self.sent < self.total:                      # old events, no lingering
             self.unsent_at = 0
+
+    def reply_due(self, local_ms):
+        """True while a sync reply is due and could still count (the clock takes none that
+        took over MAX_DELAY_MS): meanwhile the app polls its link tight, for t4."""
+        return self.sync_seq is not None and local_ms - self.sync_t1 <= MAX_DELAY_MS
 
     def state(self, local_ms):
         m = self.ui.match
@@ -359,7 +366,7 @@ class Session:
         """What is due at local ms `now` (and sub_us past it, or None): sync request, state,
         record, result."""
         if self.clock.next_exchange_in_ms(now) == 0:
-            self.sync_seq = self.enc.seq
+            seq = self.enc.seq
             fields = {"t1": now}
             if sub_us is not None:
                 fields["us"] = True
@@ -371,9 +378,14 @@ class Session:
             # look shorter than it was, and the clock keeps the shortest legs. A stamp may
             # lengthen its leg, never shorten it.
             t1, t1_us = self.ticks() if self.ticks else (now, sub_us)
+            # A request the link refused (down, or a report's PUBACK still due) is one lost:
+            # the clock asks again after its retry, not at the next tick (a table off its
+            # link built and signed a request every few ms, the loop's whole CPU).
+            self.clock.sent(t1)
+            self.sync_seq = None
             if self.send(line, "sync"):
+                self.sync_seq = seq
                 self.sync_t1, self.sync_us = t1, None if sub_us is None else t1_us
-                self.clock.sent(t1)
         if now >= self.state_check_at or now >= self.state_due:
             self.state_check_at = now + _STATE_CHECK_MS
             fields = self.state(now)
@@ -381,6 +393,8 @@ class Session:
                 if self._send("state", fields, "state"):
                     self.last_state = fields
                     self.state_due = now + _STATE_MS
+                else:                                   # refused: again at the next look,
+                    self.state_due = self.state_check_at    # not built at every tick
         m = self.ui.match
         if m is None or self.total == 0:
             return
