@@ -46,7 +46,9 @@ class Link:
     def stop(self):
         pass
 
-    def send(self, line, tbl):
+    def send(self, line, tbl, kind="cmd"):
+        """Send one line to table tbl. kind "sync": a sync reply, worth nothing late (the
+        table asks again), so a link may send it without delivery guarantees."""
         raise NotImplementedError
 
     def send_many(self, items):
@@ -98,7 +100,7 @@ class SerialLink(Link):
         if self._thread:
             self._thread.join(5)
 
-    def send(self, line, tbl):
+    def send(self, line, tbl, kind="cmd"):
         with self._wlock:
             port = self._port
             if port is None:
@@ -225,8 +227,11 @@ class MqttLink(Link):
             out["error"] = self._client.error
         return out
 
-    def send(self, line, tbl):
-        self._client.publish(self._base + "table/%d/cmd" % tbl, line, 1)
+    def send(self, line, tbl, kind="cmd"):
+        # A sync reply at QoS 0, as the table's request: a PUBACK for it, and its resend
+        # after a reconnect, would cost the desk, the broker and the table for a reply the
+        # table no longer takes.
+        self._client.publish(self._base + "table/%d/cmd" % tbl, line, 0 if kind == "sync" else 1)
 
     def send_many(self, items):
         self._client.publish_many([(self._base + "table/%d/cmd" % tbl, line)

@@ -103,7 +103,7 @@ class Protocol:
         fields = {"t1": msg["t1"], "t2": int(rx_ms), "t3": int(t3), "re": msg["seq"]}
         if msg.get("us"):
             fields["t2u"], fields["t3u"] = _us_past(rx_ms), _us_past(t3)
-        link.send(self._build("sync", fields, msg["tbl"]), msg["tbl"])
+        link.send(self._build("sync", fields, msg["tbl"]), msg["tbl"], "sync")
 
     def _on_hello(self, link, msg, rx_ms):
         self.store.hello(msg["tbl"], msg["board"], msg["fw"], msg.get("battery"))

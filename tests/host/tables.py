@@ -261,7 +261,7 @@ class MemoryLink(Link):
         super().__init__(url)
         self.to_tables = []
 
-    def send(self, line, tbl):
+    def send(self, line, tbl, kind="cmd"):
         self.to_tables.append(line)
 
 

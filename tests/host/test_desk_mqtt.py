@@ -197,3 +197,32 @@ def test_a_desk_restart_over_mqtt_picks_up_what_waited_at_the_broker(tmp_path):
     finally:
         room.stop()
         broker.stop()
+
+
+def test_sync_replies_go_at_qos_0_and_commands_at_qos_1(tmp_path):
+    # A sync reply is worth nothing late (the table asks again), so it costs no PUBACK and is
+    # never resent after a reconnect; a command is delivered. Seen by a listener subscribed
+    # at QoS 1 to table 1's commands: each message arrives at the QoS it was published at.
+    tables = [SessionTable(KEY, 1, budget_ms=20)]
+    seen = []
+
+    async def scenario(svc):
+        spy = client(svc.broker.url, "spy")
+        spy.on_message = lambda c, u, msg: seen.append((msg.payload, msg.qos))
+        spy.subscribe("duelclock/%s/table/1/cmd" % EVENT, 1)
+        room = MqttTables(svc.broker.url, EVENT, tables)
+        try:
+            await until(lambda: tables[0].sync_replies >= FIRST, what="sync")
+            svc.desk.run("test", "start_round", {"round": 2, "pairings": [[1, "Ana", "Bo"]]})
+            await until(lambda: any(b'"round"' in p for p, _ in seen), what="round")
+        finally:
+            room.stop()
+            spy.loop_stop()
+            spy.disconnect()
+
+    run_desk(tmp_path, scenario)
+    qos = {}
+    for payload, q in seen:
+        kind = "sync" if b'"k":"sync"' in payload.replace(b" ", b"") else "cmd"
+        qos.setdefault(kind, set()).add(q)
+    assert qos == {"sync": {0}, "cmd": {1}}, qos

@@ -128,7 +128,8 @@ def test_a_resend_after_a_lost_ack_is_acked_again(tmp_path):
     r = room(tmp_path, n=1)
     start(r)
     t = r.tables[1]
-    r.link.send = lambda line, tbl: None if b'"k":"ack"' in line else r.link.to_tables.append(line)
+    r.link.send = lambda line, tbl, kind="cmd": (None if b'"k":"ack"' in line
+                                                 else r.link.to_tables.append(line))
     t.play(short_match(), r.local(1))
     r.run(500)
     assert r.store.result(1, 1)["verified"] == "ok" and t.acked is None
