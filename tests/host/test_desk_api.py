@@ -155,3 +155,36 @@ def test_unlock_is_audited_and_refuses_what_is_no_challenge(tmp_path):
         assert sum(1 for a in log if a["outcome"].startswith("refused")) == 5
 
     run_desk(tmp_path, KEY, [SessionTable(KEY, 1)], scenario)
+
+
+def test_a_desk_behind_on_its_links_still_gives_the_loop_turns():
+    # 1,000 link items queued at once (a desk behind on 2,000 tables): the loop's other work
+    # (the room page, the CLI, a round start) runs after the first TAKE_BATCH of them, not
+    # once the whole backlog is taken; each batch is flushed.
+    from duelclock_desk.api import TAKE_BATCH, Service
+
+    class Desk:
+        taken = flushes = 0
+
+        def lines(self, *args):
+            Desk.taken += 1
+
+        def flush(self):
+            Desk.flushes += 1
+
+    svc = Service(":memory:", KEY)
+    svc.desk = Desk()
+    seen = []
+
+    async def main():
+        queue = asyncio.Queue()
+        for _ in range(1000):
+            queue.put_nowait(("lines", None, [], 0))
+        task = asyncio.create_task(svc._take(queue))
+        await asyncio.sleep(0)                     # the take task starts on its first batch
+        seen.append(Desk.taken)
+        await until(lambda: Desk.taken == 1000, what="backlog taken")
+        task.cancel()
+
+    asyncio.run(main())
+    assert seen == [TAKE_BATCH] and Desk.flushes == 1000 // TAKE_BATCH, (seen, Desk.flushes)
