@@ -4,7 +4,7 @@
 #   frame task    Ui.tick -> view.build -> renderer.plan -> a window at a time: paint it,
 #                 let the other tasks run; then display.show(windows) (a whole frame at
 #                 62.5 MHz SPI: 8.3 ms); alerts -> buzzer. A frame when
-#                 a key or a desk command came in, or when a clock's second turns
+#                 a key or a desk command came in, or when the clocks' second turns
 #                 (_FLASH_MS while the screen flashes); none when the Screen is the same as
 #                 the last one drawn.
 #   link task     link.poll -> Session.feed (commands, sync replies); Session.tick (sync
@@ -115,13 +115,11 @@ class Table:
             return _FLASH_MS - now % _FLASH_MS, windows
         if t is None:
             return _FRAME_MS - now % _FRAME_MS, windows
-        # left's second: at match time k s + 1 (paused: only a key or the desk changes it)
+        # left's second: at match time k s + 1, the turn clock's too (view.turn_shown_ms),
+        # so an idle screen changes once a second (paused: only a key or the desk changes it)
         m = ui.match
         mt = m.match_ms(t) if m is not None else t
-        wait = (_FRAME_MS + 1 - mt % _FRAME_MS) % _FRAME_MS or _FRAME_MS
-        if m is not None and m.in_duel:                     # the turn clock's own seconds
-            wait = min(wait, _FRAME_MS - m.turn_ms(t) % _FRAME_MS)
-        return wait, windows
+        return (_FRAME_MS + 1 - mt % _FRAME_MS) % _FRAME_MS or _FRAME_MS, windows
 
     def _draw(self, renderer, present):
         # A frame at once, outside the frame task (the maintenance screen runs before it).
@@ -200,8 +198,10 @@ async def link_task(table):
     was_up = False
     while True:
         data = table.link.poll()
-        if data and s.feed(data, table.local_ms(), table.sub_us()):
-            table.poked = True
+        if data:
+            for msg in s.feed(data, table.local_ms(), table.sub_us()):
+                if msg["k"] != "sync":      # a sync reply's new age waits for the second
+                    table.poked = True
         if table.link.up and not was_up:
             pct = table.board.battery_pct
             s.hello(table.board.BOARD, VERSION, pct() if pct else None)

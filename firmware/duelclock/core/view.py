@@ -71,11 +71,20 @@ def build(ui, now_ms, sync_age_s=None, battery_pct=None, flash=False, idle_dim_m
     s.lp = (m.lp["A"], m.lp["B"])
     if m.in_duel:
         s.turn = ui.text("turn", m.turn, m.turn_player())
-        turn_ms = max(0, m.turn_ms(now_ms))
+        turn_ms = turn_shown_ms(m, now_ms)
         s.turn_clock = clock(turn_ms)
         s.turn_long = turn_ms > LONG_TURN_MS
     frame.show(ui, s, m)
     return s
+
+
+def turn_shown_ms(m, now_ms):
+    """The turn clock as shown: the round clock's seconds since the edge of its nearest
+    the turn's start, so its second turns at the round clock's (an idle screen changes once
+    a second, not at two phases). Each second turns within half a second of the turn's own;
+    0 at first."""
+    left = m.remaining_ms(now_ms)
+    return max(0, ((left + m.turn_ms(now_ms) - 500) // 1000 - left // 1000) * 1000)
 
 
 def _standing_message(ui, m, now_ms):
