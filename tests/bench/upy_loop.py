@@ -97,8 +97,8 @@ class Panel:
 
 
 class Desk:
-    """The link: the round command once the table says hello, and an answer to every sync
-    request as soon as it is sent (desk time = the table's clock)."""
+    """The link: the round command once the table says hello, an answer to every sync
+    request as soon as it is sent (desk time = the table's clock), an ack to every record."""
 
     def __init__(self, clock):
         self.clock = clock
@@ -120,6 +120,9 @@ class Desk:
             self.rx += self.enc.build("round", {"round": 1, "kind": "swiss", "start_ms": self.clock(),
                                                 "limit_s": 2700, "cap_s": 1800, "extra_turns": 1,
                                                 "seating": False}, TBL)
+        elif msg["k"] == "record":                        # held: as the desk, an ack
+            self.rx += self.enc.build("ack", {"round": msg["round"],
+                                              "events": msg["first"] + len(msg["events"])}, TBL)
         elif msg["k"] == "sync":
             t = self.clock()
             self.syncs += 1
