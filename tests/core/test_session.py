@@ -380,6 +380,23 @@ if heap_lock is not None:
         assert looks >= STATE_CHECK_MS // 20 and link.lines == [] and s.sent == s.acked == 3
 
 
+def test_a_judge_call_by_keys_is_reported_at_once_and_a_menu_key_is_no_report():
+    s, link = table()
+    desk = Desk()
+    now = synced(s, link, desk)
+    s.feed(desk.cmd("round", ROUND), now)
+    s.tick(now)
+    desk.take(link)
+    desk.got = []
+    s.key("menu", now + 1)                      # moves nothing the state shows
+    s.tick(now + 2)
+    assert "state" not in [m["k"] for m in desk.take(link)]
+    s.key("5", now + 3)                         # Menu > Call a judge
+    s.tick(now + 4)
+    desk.take(link)
+    assert desk.kinds() == ["state"] and desk.last("state")["judge"] is True
+
+
 def test_a_link_that_takes_nothing_loses_nothing():
     s, link = table()
     desk = Desk()

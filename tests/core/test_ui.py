@@ -534,3 +534,12 @@ def test_wrong_codes_lock_out_as_wrong_pins_do():
     assert ui.locked_ms() == 60000
     _keys(ui, 0, *unlock_code(tbl_key, frame.challenge), "ok")
     assert ui.stack[-1] is frame and build(ui, 0).lines[1].startswith("Locked")
+
+
+def test_a_text_without_args_is_looked_up_once_a_language():
+    ui, _ = _table()
+    assert ui.text("menu") == "Menu" and ui.text("menu") is ui.text("menu")
+    ui.set_lang("ko")
+    assert ui.text("menu") == "메뉴" and ui.text("turn", 3, "B") == "3턴 B"
+    ui.set_lang("en")
+    assert ui.text("paused") == "PAUSED"

@@ -30,10 +30,10 @@
 #                     journal marks the match collected
 #   hello             sent = acked (a new link: the desk may have missed some; no lingering)
 #
-# The state goes out when it changed (looked at once after a key, a line from the desk or
-# an event, or once state_check_at is set to 0; and every _STATE_CHECK_MS when what no key,
-# line or event moves did: the phase, a PIN lockout's end, the first sync) and every
-# _STATE_MS; RUNNING fields are no change. The periodic look allocates nothing: the state's
+# The state goes out when it changed (looked at once after a line from the desk or an
+# event, or once state_check_at is set to 0; after a key and every _STATE_CHECK_MS when what
+# no line or event moves did: the phase, a PIN lockout, the first sync, a judge call) and
+# every _STATE_MS; RUNNING fields are no change. Those looks allocate nothing: the state's
 # fields are built only when one of those moved.
 #
 # What it is given (duck-typed):
@@ -173,7 +173,9 @@ class Session:
         if ui.lang != lang:
             self.set_setting("lang", ui.lang)
         self.persist()
-        self.state_check_at = 0                 # a judge called, a PIN locked out
+        if self._moved(local_ms):               # a judge called, a PIN locked out: at once
+            self.state_check_at = 0             # (an event is, by save(); a typed digit
+                                                # moves nothing the state shows)
 
     def persist(self):
         """Write what a key may have changed outside the journal: the judge call, the PIN
@@ -414,11 +416,12 @@ class Session:
                                                      "wins": dict(m.wins), "events": self.total})
 
     def _moved(self, now):
-        """Whether what the state shows moved with no key, line or event since the last
-        look: the phase (time alone), a PIN lockout's end, the first sync. Allocation-free."""
+        """Whether what the state shows moved with no line or event since the last look:
+        the phase (time alone), a PIN lockout, the first sync, a judge call. Allocation-free."""
         m = self.ui.match
         phase = m.phase() if m is not None else None
-        flags = (1 if self.ui.locked_ms() else 0) | (2 if self.clock.synced else 0)
+        flags = (1 if self.ui.locked_ms() else 0) | (2 if self.clock.synced else 0) | (
+            4 if self.ui.judge_called else 0)
         if phase == self.seen_phase and flags == self.seen_flags:
             return False
         self.seen_phase = phase
