@@ -3,10 +3,9 @@
 #   keys task     board.keys.scan -> Ui.key(intent, round ms) -> frame at once
 #   frame task    Ui.tick -> view.build -> renderer.plan -> a window at a time: paint it,
 #                 let the other tasks run; then display.show(windows) (a whole frame at
-#                 62.5 MHz SPI: 8.3 ms); alerts -> buzzer. A frame when
-#                 a key or a desk command came in, or when a clock's second turns
-#                 (_FLASH_MS while the screen flashes); none when the Screen is the same as
-#                 the last one drawn.
+#                 62.5 MHz SPI: 8.3 ms); alerts -> buzzer. A frame when a key or a desk
+#                 command came in, or when the clocks' second turns (_FLASH_MS while the
+#                 screen flashes); none when the Screen is the same as the last one drawn.
 #   link task     link.poll -> Session.feed (commands, sync replies); Session.tick (sync
 #                 requests, state, record, result: core/session.py) -> link.send
 #
@@ -69,7 +68,7 @@ class Table:
         self.flash_until = self.battery_due = 0
         self.battery = None
         self.dimmed = False
-        self.shown = None             # the Screen on the display
+        self.shown = self.spare = None  # the Screen on the display, the next one's
         self.poked = False            # something came in: look at the screen now
 
     # --- the screen -----------------------------------------------------------------------
@@ -101,11 +100,12 @@ class Table:
             self.battery_due = now + _BATTERY_MS
         screen = build(ui, t if t is not None else (ui.now_ms or 0),
                        None if age is None else age // 1000, self.battery,
-                       now < self.flash_until and (now // _FLASH_MS) % 2 == 0)
+                       now < self.flash_until and (now // _FLASH_MS) % 2 == 0, into=self.spare)
         windows = ()
+        self.spare = screen
         if not same(screen, self.shown):
-            windows = renderer.plan(screen)
-            self.shown = screen
+            windows = renderer.plan(screen)     # laid out now: the renderer keeps no Screen
+            self.spare, self.shown = self.shown, screen
         if self.board.led is not None:
             self.board.led(screen.flash)
         if screen.dim != self.dimmed:                       # idle: dim, the clock stays lit
@@ -115,13 +115,11 @@ class Table:
             return _FLASH_MS - now % _FLASH_MS, windows
         if t is None:
             return _FRAME_MS - now % _FRAME_MS, windows
-        # left's second: at match time k s + 1 (paused: only a key or the desk changes it)
+        # left's second: at match time k s + 1, the turn clock's too (view.turn_shown_ms),
+        # so an idle screen changes once a second (paused: only a key or the desk changes it)
         m = ui.match
         mt = m.match_ms(t) if m is not None else t
-        wait = (_FRAME_MS + 1 - mt % _FRAME_MS) % _FRAME_MS or _FRAME_MS
-        if m is not None and m.in_duel:                     # the turn clock's own seconds
-            wait = min(wait, _FRAME_MS - m.turn_ms(t) % _FRAME_MS)
-        return wait, windows
+        return (_FRAME_MS + 1 - mt % _FRAME_MS) % _FRAME_MS or _FRAME_MS, windows
 
     def _draw(self, renderer, present):
         # A frame at once, outside the frame task (the maintenance screen runs before it).
@@ -200,8 +198,10 @@ async def link_task(table):
     was_up = False
     while True:
         data = table.link.poll()
-        if data and s.feed(data, table.local_ms(), table.sub_us()):
-            table.poked = True
+        if data:
+            for msg in s.feed(data, table.local_ms(), table.sub_us()):
+                if msg["k"] != "sync":      # a sync reply's new age waits for the second
+                    table.poked = True
         if table.link.up and not was_up:
             pct = table.board.battery_pct
             s.hello(table.board.BOARD, VERSION, pct() if pct else None)

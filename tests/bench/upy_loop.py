@@ -11,16 +11,24 @@
 #                                      KEY_SAMPLE_MS into an EdgeRing; here the interrupt is a
 #                                      thread (the unix port has no machine.Timer), which
 #                                      runs while the loop is held as an interrupt would
-#   micropython upy_loop.py idle S     S seconds with nobody at the keys
+#   micropython upy_loop.py duel S K   a duel on (A goes first: both clocks run), then S
+#                                      seconds with nobody at the keys at home; then LP
+#                                      entry for A: K*KEY_EVERY_MS ms with nobody at the
+#                                      keys, then K presses of X (+100), one every
+#                                      KEY_EVERY_MS, for as long
 #
 # Both with the round running (the desk's round command at boot), the clock ticking and the
-# link syncing (a desk on the link answers every sync request at once). The renderer stands
+# link syncing (a desk on the link answers every sync request at once), the journal on a
+# RAM disk. duel measures the sync in its steady state: exchanges about MAX_PERIOD_MS apart
+# (core/clock.py), as minutes after boot. The renderer stands
 # in for the chip's: painting a window holds the loop DELAY_FULL_MS for a whole 240x135
 # frame (what the emulated RP2040 shows for building, drawing and sending one) and the same
 # per pixel for part of one. A task that asks to wake every ms measures the longest time the loop is held.
 # Prints one JSON line: typing: {"pressed", "registered", "held_max_ms", "frames"};
-# idle: {"frames", "bytes", "alloc", "seconds", "held_max_ms"} (alloc: bytes allocated,
-# the collector off).
+# duel: {"idle": {"presents", "bytes", "alloc", "ms"}, "entry_idle": {...}, "keys": {...},
+# "key_bytes": [bytes of each frame that followed a key], "registered", "held_max_ms"}
+# (presents: present() calls with windows; alloc: bytes allocated, the collector off
+# through each span).
 import _thread
 import asyncio
 import gc
@@ -30,6 +38,7 @@ import time
 
 from ramdisk import RAMDisk
 from duelclock import app
+from duelclock.core.clock import BURST, FIRST, SHIFTS
 from duelclock.core.keys import EdgeRing, Keys, buttons_mask
 from duelclock.core.sign import table_key
 from duelclock.core.wire import Encoder
@@ -47,6 +56,8 @@ TYPE_DOWN_MS = 60
 TYPE_UP_MS = 60
 SLOW_MS = 200                   # A: down and up this long (opens and confirms the entry)
 KEY_SAMPLE_MS = 5               # as boards/RPI_PICO_W
+KEY_EVERY_MS = 300              # duel: an LP key this often (TYPE_DOWN_MS down)
+SETTLE_MS = 1000                # duel: after a screen change, before a span is measured
 
 
 class Clock:
@@ -60,8 +71,8 @@ class Clock:
 
 
 class Panel:
-    """A 240x135 RGB565 display; counts the bytes and windows sent (`shows`) and the
-    frames (a plan with windows)."""
+    """A 240x135 RGB565 display; counts the bytes and windows sent (`shows`), the
+    presents (show calls) and the frames (a plan with windows)."""
     swap = True
 
     def __init__(self):
@@ -70,9 +81,11 @@ class Panel:
         self.fb = framebuf.FrameBuffer(self.buf, W, H, framebuf.RGB565)
         self.frames = 0
         self.shows = 0
+        self.presents = 0
         self.sent = 0
 
     def show(self, windows):
+        self.presents += 1
         n = 0
         for x, y, w, h in windows:
             n += 2 * w * h
@@ -84,8 +97,8 @@ class Panel:
 
 
 class Desk:
-    """The link: the round command once the table says hello, and an answer to every sync
-    request as soon as it is sent (desk time = the table's clock)."""
+    """The link: the round command once the table says hello, an answer to every sync
+    request as soon as it is sent (desk time = the table's clock), an ack to every record."""
 
     def __init__(self, clock):
         self.clock = clock
@@ -107,6 +120,9 @@ class Desk:
             self.rx += self.enc.build("round", {"round": 1, "kind": "swiss", "start_ms": self.clock(),
                                                 "limit_s": 2700, "cap_s": 1800, "extra_turns": 1,
                                                 "seating": False}, TBL)
+        elif msg["k"] == "record":                        # held: as the desk, an ack
+            self.rx += self.enc.build("ack", {"round": msg["round"],
+                                              "events": msg["first"] + len(msg["events"])}, TBL)
         elif msg["k"] == "sync":
             t = self.clock()
             self.syncs += 1
@@ -246,32 +262,96 @@ def typing():
                       "syncs": desk.syncs}))
 
 
-def idle(seconds):
+class Span:
+    """What the app did between start() and end(): presents, bytes sent, bytes allocated
+    (the collector off meanwhile), ms."""
+
+    def __init__(self, display, clock):
+        self.d = display
+        self.clock = clock
+
+    def start(self):
+        gc.collect()
+        gc.disable()
+        self.t0 = self.clock()
+        self.p0 = self.d.presents
+        self.b0 = self.d.sent
+        self.a0 = gc.mem_alloc()
+
+    def end(self):
+        alloc = gc.mem_alloc() - self.a0
+        gc.enable()
+        return {"presents": self.d.presents - self.p0, "bytes": self.d.sent - self.b0,
+                "alloc": alloc, "ms": self.clock() - self.t0}
+
+
+def duel(idle_s, keys):
     clock = Clock()
     fingers = Fingers(clock)
-    fingers.press(1 << 29, 1, "A")      # never
+    at = fingers.press(1500, SLOW_MS, "A") + SLOW_MS          # who goes first
+    at = fingers.press(at, SLOW_MS, "A") + SLOW_MS            # A: both clocks run
+    idle_at = at + SETTLE_MS
+    entry_at = idle_at + 1000 * idle_s
+    fingers.press(entry_at, SLOW_MS, "A")                     # LP entry for A
+    still_at = entry_at + SLOW_MS + SETTLE_MS
+    keys_at = still_at + keys * KEY_EVERY_MS
+    for k in range(keys):
+        fingers.press(keys_at + k * KEY_EVERY_MS, TYPE_DOWN_MS, "X")
+    end_at = keys_at + keys * KEY_EVERY_MS
     board, desk, t = table(clock, fingers)
-    held = [0]
-    screen = renderer_of(board)
-    asyncio.run(run(board, t, screen, lambda: clock() > 3000, held))    # started, synced, settled
-    if t.ui.match is None:
-        raise SystemExit("no round")
     d = board.display
-    frames, sent = d.frames, d.sent
-    held[0] = 0
-    gc.collect()
-    gc.disable()
-    a0 = gc.mem_alloc()
-    end = clock() + 1000 * seconds
-    asyncio.run(run(board, t, screen, lambda: clock() > end, held))
-    alloc = gc.mem_alloc() - a0
-    gc.enable()
+    n = [0, 0]                          # "up" intents, key frames (counted, not listed:
+    key_bytes = [0] * (keys + 8)        # no allocation in the measured spans)
+    due = [False]                       # a key came in: the next frame is its frame
+    key = t.key
+
+    def counted(intent):
+        if intent == "up":
+            n[0] += 1
+        due[0] = True
+        key(intent)
+    t.key = counted
+
+    def shown(windows):
+        sent = d.sent
+        Panel.show(d, windows)
+        if due[0] and n[1] < len(key_bytes):
+            due[0] = False
+            key_bytes[n[1]] = d.sent - sent
+            n[1] += 1
+    d.show = shown                      # the present make_renderer hands the frame task
+    held = [0]
+    out = {}
+    span = Span(d, clock)
+
+    async def script():
+        asyncio.create_task(run(board, t, renderer_of(board), lambda: False, held,
+                                lambda: clock() >= idle_at))
+        for name, t0, t1 in (("idle", idle_at, entry_at), ("entry_idle", still_at, keys_at),
+                             ("keys", keys_at, end_at)):
+            while clock() < t0:
+                await asyncio.sleep_ms(1)
+            if name == "idle":
+                # The steady state: the sync clock as minutes after boot, its exchanges
+                # MAX_PERIOD_MS apart (less up to a quarter), not the start-up's bursts.
+                c = t.session.clock
+                c._count = max(c._count, FIRST + BURST * SHIFTS)
+            if name == "keys":
+                n[1] = 0
+            span.start()
+            while clock() < t1:
+                await asyncio.sleep_ms(1)
+            out[name] = span.end()
+    asyncio.run(script())
     board.sampling = False
-    print(json.dumps({"frames": d.frames - frames, "bytes": d.sent - sent, "alloc": alloc,
-                      "seconds": seconds, "held_max_ms": held[0], "syncs": desk.syncs}))
+    if desk.syncs == 0 or t.ui.match is None or not t.ui.match.in_duel:
+        raise SystemExit("no duel or no sync: syncs %d" % desk.syncs)
+    out.update({"key_bytes": key_bytes[:n[1]], "registered": n[0], "pressed": keys,
+                "held_max_ms": held[0], "syncs": desk.syncs})
+    print(json.dumps(out))
 
 
 if sys.argv[1] == "typing":
     typing()
 else:
-    idle(int(sys.argv[2]))
+    duel(int(sys.argv[2]), int(sys.argv[3]))

@@ -83,11 +83,28 @@ def test_long_fires_once_at_long_ms_then_nothing_on_release():
 
 
 def test_hold_repeats_every_repeat_ms_after_long_ms():
+    # X is in the chord X+Y: its press acts once debounce_ms + chord_ms (20 + 50) passed
     r = Rig(PICO).run(("X",), 1250).run((), 100)   # the release counts 20 ms later
-    assert r.log == [(700, "up_fast"), (850, "up_fast"), (1000, "up_fast"), (1150, "up_fast")]
+    assert r.log == [(70, "up"), (700, "up_fast"), (850, "up_fast"), (1000, "up_fast"),
+                     (1150, "up_fast")]
     r.log = []
-    r.run(("X",), 150).run((), 100)
-    assert r.intents() == ["up"]             # a tap is one step
+    r.run(("X",), 150)
+    assert r.intents() == ["up"]             # a tap is one step, before its release
+    r.run((), 100)
+    assert r.intents() == ["up"]
+
+
+def test_a_key_whose_hold_is_its_faster_press_acts_on_the_press():
+    # In no chord: at once, as its press is accepted; held, its hold repeats from long_ms.
+    r = Rig({"X": ("up", None, "up_fast"), "A": ("a", "menu", None)}).run(("X",), 60)
+    assert r.log == [(20, "up")]             # the press, not the release
+    r.run(("X",), 800).run((), 100)
+    assert [i for t, i in r.log] == ["up", "up_fast", "up_fast"] and r.log[1][0] == 700
+    r = Rig({"X": ("up", None, "up_fast"), "A": ("a", "menu", None)}).run(("A",), 300)
+    assert r.intents() == []                 # A's hold is the menu: it still waits
+    # in a chord: released before chord_ms, it acts at the release, once
+    r = Rig(PICO).run(("X",), 40).run((), 100)
+    assert r.log == [(60, "up")]
 
 
 def test_long_then_hold_on_one_key():
@@ -97,7 +114,7 @@ def test_long_then_hold_on_one_key():
 
 def test_repeats_missed_between_slow_scans_are_dropped_not_bunched():
     r = Rig(PICO, step_ms=400).run(("Y",), 2400)
-    assert r.log == [(800, "down_fast"), (1200, "down_fast"), (1600, "down_fast"),
+    assert r.log == [(400, "down"), (800, "down_fast"), (1200, "down_fast"), (1600, "down_fast"),
                      (2000, "down_fast")]
 
 
@@ -141,7 +158,7 @@ def test_a_chord_is_held_from_its_last_key_down():
 
 def test_chord_needs_its_parts_fresh():
     r = Rig(PICO).run(("X",), 710).run(("X", "Y"), 100).run(("X",), 50).run((), 50)
-    assert r.log == [(700, "up_fast"), (830, "down"), (850, "up_fast")]
+    assert r.log == [(70, "up"), (700, "up_fast"), (780, "down"), (850, "up_fast")]
     r = Rig(PICO).run(("X", "Y"), 100).run(("X",), 50).run(("X", "Y"), 100).run((), 50)
     assert r.intents() == ["back", "down"]   # Y again, X spent: no second chord
 
@@ -351,7 +368,7 @@ if heap_lock is not None:
                     heap_unlock()
                 got.extend(intents)
                 t += 10
-        assert got == ["5"] + ["up"] * 8 + ["b", "back"], got
+        assert got == ["5", "a"] + ["up"] * 8 + ["b", "back"], got   # A acts on its press
 
 
 def test_disarmed_keys_give_nothing_until_every_key_is_up():

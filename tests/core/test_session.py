@@ -8,6 +8,11 @@ from duelclock.core.sign import table_key
 from duelclock.core.wire import Decoder, Encoder
 from ramstore import ListJournal, MemFiles
 
+try:
+    from micropython import heap_lock, heap_unlock
+except ImportError:             # CPython: the allocation tests run under MicroPython only
+    heap_lock = None
+
 # The session's timing and batch (private consts there: on a board they are compiled away).
 RESEND_MS = 10000
 STATE_MS = 5000
@@ -344,6 +349,52 @@ def test_a_state_change_is_sent_at_the_next_look_and_running_clocks_are_not_a_ch
     s.tick(now + STATE_CHECK_MS + STATE_MS + 1)     # nothing changed: every STATE_MS
     desk.take(link)
     assert "state" in desk.kinds() and "record" not in desk.kinds()
+
+
+if heap_lock is not None:
+    def test_ticks_between_sync_requests_and_state_reports_allocate_nothing():
+        # The link task ticks every 20 ms: in steady state only a sync request or a state
+        # report (a JSON line, signed) may allocate, not the looks in between.
+        s, link = table()
+        desk = Desk()
+        now = synced(s, link, desk)
+        s.feed(desk.cmd("round", ROUND), now)
+        for ev in MATCH[:2]:
+            s.ui.record(dict(ev))
+        s.tick(now)
+        s.tick(now + LINGER_MS)                     # the record goes out: acked
+        s.feed(desk.cmd("ack", {"round": 2, "events": 3}), now + LINGER_MS)
+        now += LINGER_MS + 1
+        s.tick(now)
+        link.lines = []
+        end = min(s.sync_at, s.state_due)
+        assert end - now > STATE_CHECK_MS, (now, s.sync_at, s.state_due)
+        looks = 0
+        for t in range(now + 20, end, 20):
+            heap_lock()
+            try:
+                s.tick(t)
+            finally:
+                heap_unlock()
+            looks += 1
+        assert looks >= STATE_CHECK_MS // 20 and link.lines == [] and s.sent == s.acked == 3
+
+
+def test_a_judge_call_by_keys_is_reported_at_once_and_a_menu_key_is_no_report():
+    s, link = table()
+    desk = Desk()
+    now = synced(s, link, desk)
+    s.feed(desk.cmd("round", ROUND), now)
+    s.tick(now)
+    desk.take(link)
+    desk.got = []
+    s.key("menu", now + 1)                      # moves nothing the state shows
+    s.tick(now + 2)
+    assert "state" not in [m["k"] for m in desk.take(link)]
+    s.key("5", now + 3)                         # Menu > Call a judge
+    s.tick(now + 4)
+    desk.take(link)
+    assert desk.kinds() == ["state"] and desk.last("state")["judge"] is True
 
 
 def test_a_link_that_takes_nothing_loses_nothing():

@@ -205,13 +205,15 @@ def test_a_desk_pause_stops_match_time_and_is_journalled():
     assert saved[-1] == {"t": 10 * MIN, "ev": "pause"}
     ui.tick(12 * MIN)
     s = build(ui, 12 * MIN)
-    assert (s.banner, s.clock, s.turn_clock) == ("PAUSED", "35:00", "9:00")
+    # the turn clock counts the round clock's seconds: the turn began on an edge (1:00),
+    # so its 9th second comes with the round clock's 34:59, 1 ms past 35:00
+    assert (s.banner, s.clock, s.turn_clock) == ("PAUSED", "35:00", "8:59")
     assert not _desk(ui, 12 * MIN, "pause")          # sent again: nothing more journalled
     assert saved[-1]["ev"] == "pause"
     assert _desk(ui, 13 * MIN, "resume")
     assert saved[-1] == {"t": 13 * MIN, "ev": "resume"}
     s = build(ui, 14 * MIN)
-    assert (s.banner, s.clock, s.turn_clock) == (None, "34:00", "10:00")
+    assert (s.banner, s.clock, s.turn_clock) == (None, "34:00", "9:59")
     assert s.status == "T7 R2 no sync"               # no time was given: none is marked
 
 
@@ -425,11 +427,31 @@ def test_a_screen_is_the_same_until_a_second_or_a_key_changes_it():
     ui, _ = _table()
     _keys(ui, 60000, "a", "a")
     s = build(ui, 61001, 4)                             # 43:58 left, turn 0:01
-    assert same(build(ui, 61999, 4), s) and not same(s, None)
-    assert not same(build(ui, 62000, 4), s)             # the turn clock's second
+    assert (s.clock, s.turn_clock) == ("43:58", "0:01")
+    assert same(build(ui, 62000, 4), s) and not same(s, None)
+    t = build(ui, 62001, 4)                             # both clocks' second, at once
+    assert not same(t, s) and (t.clock, t.turn_clock) == ("43:57", "0:02")
     assert not same(build(ui, 61001, 5), s)             # the sync age in the status line
     ui.key("a", 61500)                                  # LP entry
     assert not same(build(ui, 61500, 4), s)
+
+
+def test_the_turn_clock_turns_with_the_round_clock_within_half_a_second():
+    # One present a second at idle: the turn clock counts the round clock's seconds since
+    # the turn began, whatever ms the turn began at, and through a pause.
+    ui, _ = _table()
+    _keys(ui, 60000, "a", "a")
+    _keys(ui, 75437, "turn")                            # turn 2 from 75.437 s
+    last = build(ui, 75437, 4)
+    assert last.turn_clock == "0:00"
+    for t in range(75437, 79000, 7):
+        s = build(ui, t, 4)
+        if s.turn_clock != last.turn_clock:
+            assert s.clock != last.clock, t             # never one clock alone
+        shown = int(s.turn_clock.split(":")[1])
+        e = t - 75437                                   # each second within half a second
+        assert max(0, e - 501) // 1000 <= shown <= (e + 501) // 1000, (t, s.turn_clock)
+        last = s
 
 
 CARRIED = {"p": "B", "kind": "duel_loss", "code": "deck_size"}
@@ -512,3 +534,12 @@ def test_wrong_codes_lock_out_as_wrong_pins_do():
     assert ui.locked_ms() == 60000
     _keys(ui, 0, *unlock_code(tbl_key, frame.challenge), "ok")
     assert ui.stack[-1] is frame and build(ui, 0).lines[1].startswith("Locked")
+
+
+def test_a_text_without_args_is_looked_up_once_a_language():
+    ui, _ = _table()
+    assert ui.text("menu") == "Menu" and ui.text("menu") is ui.text("menu")
+    ui.set_lang("ko")
+    assert ui.text("menu") == "메뉴" and ui.text("turn", 3, "B") == "3턴 B"
+    ui.set_lang("en")
+    assert ui.text("paused") == "PAUSED"

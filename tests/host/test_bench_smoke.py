@@ -229,6 +229,19 @@ def test_frame_counter_counts_calls_and_bytes_of_a_mono_frame():
         assert 0 < f[name]["bytes"] <= 1024 and f[name]["calls"] > 0
 
 
+def test_duel_loop_counts_presents_bytes_and_allocations_of_the_whole_firmware():
+    import bench_display
+    d = bench_display._upy("upy_loop.py", ["duel", 2, 2])
+    assert d["registered"] == 2 and len(d["key_bytes"]) == 2 and d["syncs"] > 0
+    assert 1500 <= d["idle"]["ms"] <= 2500 and d["idle"]["presents"] >= 1
+    got = {m["metric"]: m for m in bench_display.duel_metrics(d)}
+    assert set(got) == {"presents_per_idle_minute", "display_bytes_per_clock_tick",
+                        "alloc_bytes_per_idle_s", "display_bytes_per_lp_key",
+                        "alloc_bytes_per_lp_key"}
+    assert 0 < got["display_bytes_per_lp_key"]["value"] <= 240 * 135 * 2
+    assert all(m["value"] >= 0 and m["target"] is not None for m in got.values())
+
+
 def _small_chrony(tmp_path, monkeypatch, quiet_last=False):
     # sync_error_chrony_ms's machinery, small: 3 chronyd clients for 5 s of their sync;
     # `quiet_last`: the last client never reads as synchronised.

@@ -187,7 +187,8 @@ def _press(b, world, keys, ms, t):
 @pytest.mark.parametrize("name", HW_BOARDS)
 def test_each_keymap_entry_works_through_the_wiring(name, monkeypatch):
     """Pins, pulls and active levels as board.py sets them, read through the fakes: a tap
-    gives the short intent, 800 ms held gives the long one (or the first hold repeat)."""
+    gives the short intent, 800 ms held gives the long one (or, where the hold is a
+    faster press, the press and the first hold repeat: core/keys.py)."""
     b, world = load(name, monkeypatch)
     t = 0
     for key, (short, long, hold) in sorted(b.KEYMAP.items()):
@@ -195,7 +196,8 @@ def test_each_keymap_entry_works_through_the_wiring(name, monkeypatch):
         got, t = _press(b, world, parts, 100, t)
         assert got == [short], (key, got)
         got, t = _press(b, world, parts, 800, t)
-        assert got == [long or hold or short], (key, got)
+        repeats = hold and not long and "+" not in key
+        assert got == ([short, hold] if repeats else [long or hold or short]), (key, got)
 
 
 def test_pico_display_is_driven_as_the_st7789_datasheet_says(monkeypatch):

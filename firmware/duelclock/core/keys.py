@@ -12,8 +12,15 @@
 #                    +--completes a chord with keys all PENDING--> SPENT (the chord runs)
 #   HELD --every repeat_ms--> hold (repeats missed while nobody scanned are dropped)
 #
-# A key with neither long nor hold that is in no chord skips PENDING: short on press. The
-# rollover rule keeps typing order when a finger lands before the previous one lifts. A
+# A key with neither long nor hold that is in no chord skips PENDING: short on press. A key
+# (not a chord) whose hold is a faster form of its press (a hold, no long: X up / up_fast) acts on the
+# press too, and repeats its hold from long_ms on while held: HELD at once if it is in no
+# chord, else once chord_ms passed since its press was accepted with no chord made (its
+# partner may still land), or at its release if that comes first:
+#
+#   UP --press--> PENDING --chord_ms, or release--> short --> HELD (hold from long_ms)
+#
+# The rollover rule keeps typing order when a finger lands before the previous one lifts. A
 # chord releases when any of its parts does; the parts stay SPENT until they are released.
 # After disarm() (the app's, when keys are held at power-on: the maintenance keys) no key
 # gives anything until a scan ends with every key up (`armed` again): a held key's long
@@ -82,11 +89,12 @@ class EdgeRing:
 
 
 class Keys:
-    def __init__(self, keymap, ring, long_ms=700, repeat_ms=150, debounce_ms=20):
+    def __init__(self, keymap, ring, long_ms=700, repeat_ms=150, debounce_ms=20, chord_ms=50):
         self.ring = ring
         self.long_ms = long_ms
         self.repeat_ms = repeat_ms
         self.debounce_ms = debounce_ms
+        self.chord_ms = chord_ms
         names = sorted(keymap)          # a fixed order: MicroPython dicts keep none
         phys = [n for n in names if "+" not in n]
         chords = [n for n in names if "+" in n]
@@ -114,6 +122,10 @@ class Keys:
         self.chords_of = [tuple(c) for c in chords_of]
         self.immediate = [i < n_phys and not chords_of[i] and self.long[i] is None
                           and self.hold[i] is None for i in range(total)]
+        # acts on the press, then repeats its hold: the chord_ms a partner may take first
+        # (-1: not such a key; 0: in no chord, at once)
+        self.press_wait = [-1 if i >= n_phys or self.long[i] is not None or self.hold[i] is None
+                           else (chord_ms if chords_of[i] else 0) for i in range(total)]
         self.level = [False] * n_phys   # debounced level
         self.raw = [False] * n_phys     # last reading
         self.raw_ms = [0] * n_phys      # when the reading last changed
@@ -224,11 +236,22 @@ class Keys:
         else:
             self.state[k] = PENDING
             self.t0[k] = t
+            if self.press_wait[k] == 0:
+                self._repeat(k)
+
+    def _repeat(self, k):
+        """A press-acting key's short, then HELD: its hold from long_ms after the press."""
+        self.out.append(self.short[k])
+        self.state[k] = HELD
+        self.next_ms[k] = self.t0[k] + self.long_ms
 
     def _timers(self, now_ms):
         state = self.state
         for k in range(len(state)):
-            if state[k] == PENDING:
+            if state[k] == PENDING and self.press_wait[k] > 0:
+                if now_ms - self.t0[k] >= self.debounce_ms + self.press_wait[k]:
+                    self._repeat(k)         # no chord came: the press acts
+            elif state[k] == PENDING:
                 if now_ms - self.t0[k] >= self.long_ms and (self.long[k] is not None or
                                                              self.hold[k] is not None):
                     self.out.append(self.long[k] if self.long[k] is not None else self.hold[k])

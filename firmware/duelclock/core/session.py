@@ -30,9 +30,11 @@
 #                     journal marks the match collected
 #   hello             sent = acked (a new link: the desk may have missed some; no lingering)
 #
-# The state goes out when it changed (looked at every _STATE_CHECK_MS, and at once after a
-# command or an event, or once state_check_at is set to 0) and every _STATE_MS; RUNNING
-# fields are no change.
+# The state goes out when it changed (looked at once after a line from the desk or an
+# event, or once state_check_at is set to 0; after a key and every _STATE_CHECK_MS when what
+# no line or event moves did: the phase, a PIN lockout, the first sync, a judge call) and
+# every _STATE_MS; RUNNING fields are no change. Those looks allocate nothing: the state's
+# fields are built only when one of those moved.
 #
 # What it is given (duck-typed):
 #   journal  start_match(round_start) -> id, append(ev): raise JournalFull (core/record.py)
@@ -104,12 +106,17 @@ class Session:
         self.sent_at = 0
         self.unsent_at = None         # local ms the oldest unsent event was first seen
         self.result_sent = False
+        self.sync_at = 0              # local ms of the next sync request (0: ask the clock;
+                                      # its answer moves only with an exchange or a request,
+                                      # and working it out takes float arithmetic)
         self.sync_seq = None          # the sync request a reply is due for,
         self.sync_t1 = None           # the local ms it left at,
         self.sync_us = None           # and the us past them (None: not that fine)
         self.state_due = 0
         self.state_check_at = 0       # local ms: look at the state again (0: at once)
         self.last_state = None
+        self.seen_phase = None        # _moved(): the phase and flags at the last look
+        self.seen_flags = -1
         self._recover()
 
     def _recover(self):
@@ -166,7 +173,9 @@ class Session:
         if ui.lang != lang:
             self.set_setting("lang", ui.lang)
         self.persist()
-        self.state_check_at = 0                 # a judge called, a PIN locked out
+        if self._moved(local_ms):               # a judge called, a PIN locked out: at once
+            self.state_check_at = 0             # (an event is, by save(); a typed digit
+                                                # moves nothing the state shows)
 
     def persist(self):
         """Write what a key may have changed outside the journal: the judge call, the PIN
@@ -232,6 +241,7 @@ class Session:
     # --- from the desk --------------------------------------------------------------------
 
     def feed(self, data, local_ms, sub_us=None):
+        self.state_check_at = 0                 # a line dropped counts in the state
         msgs = self.dec.feed(data)
         for msg in msgs:
             self.handle(msg, local_ms, sub_us)
@@ -248,6 +258,7 @@ class Session:
                     us = (self.sync_us, u2, u3, sub_us)
                 self.clock.sample(self.sync_t1, msg["t2"], msg["t3"], local_ms, us)
                 self.sync_seq = None
+                self.sync_at = 0
                 if self.clock.drift_settled and not self.drift_saved:
                     self.files.write("drift", "%.1f" % self.clock.drift_ppm)
                     self.drift_saved = True
@@ -328,6 +339,7 @@ class Session:
         self._send("hello", fields)
         self.sync_seq = None                            # a new link: ask for time at once
         self.clock.sent(None)
+        self.sync_at = 0
         self.sent = self.acked                          # the desk may have missed some:
         if self.sent < self.total:                      # old events, no lingering
             self.unsent_at = 0
@@ -365,7 +377,10 @@ class Session:
     def tick(self, now, sub_us=None):
         """What is due at local ms `now` (and sub_us past it, or None): sync request, state,
         record, result."""
-        if self.clock.next_exchange_in_ms(now) == 0:
+        if now >= self.sync_at:
+            self.sync_at = now + self.clock.next_exchange_in_ms(now)
+        if now >= self.sync_at:
+            self.sync_at = 0
             seq = self.enc.seq
             fields = {"t1": now}
             if sub_us is not None:
@@ -386,7 +401,8 @@ class Session:
             if self.send(line, "sync"):
                 self.sync_seq = seq
                 self.sync_t1, self.sync_us = t1, None if sub_us is None else t1_us
-        if now >= self.state_check_at or now >= self.state_due:
+        if now >= self.state_due or now >= self.state_check_at and (
+                self.state_check_at == 0 or self._moved(now)):
             self.state_check_at = now + _STATE_CHECK_MS
             fields = self.state(now)
             if _changed(fields, self.last_state) or now >= self.state_due:
@@ -413,6 +429,19 @@ class Session:
         if m.over and not self.result_sent and self.sent >= self.total:
             self.result_sent = self._send("result", {"round": m.round_no, "result": m.result,
                                                      "wins": dict(m.wins), "events": self.total})
+
+    def _moved(self, now):
+        """Whether what the state shows moved with no line or event since the last look:
+        the phase (time alone), a PIN lockout, the first sync, a judge call. Allocation-free."""
+        m = self.ui.match
+        phase = m.phase() if m is not None else None
+        flags = (1 if self.ui.locked_ms() else 0) | (2 if self.clock.synced else 0) | (
+            4 if self.ui.judge_called else 0)
+        if phase == self.seen_phase and flags == self.seen_flags:
+            return False
+        self.seen_phase = phase
+        self.seen_flags = flags
+        return True
 
     def _events(self, first):
         """The current match's events from index `first` on: the journal's, then those

@@ -57,6 +57,7 @@ class Ui:
         self.locked_until = 0
         self.lockouts = 0
         self.now_ms = 0
+        self.texts = [None, None]       # text(): the language, {key: its text without args}
 
     # --- from the app -------------------------------------------------------------------
 
@@ -242,8 +243,18 @@ class Ui:
         self.stack = self.stack[:1]
 
     def text(self, key, *args):
-        """The screen text `key` in the table's language (lang.tr)."""
-        return tr(key, self.lang, *args)
+        """The screen text `key` in the table's language (lang.tr). One without args is
+        looked up once a language: a frame shows it again without a new string."""
+        if args:
+            return tr(key, self.lang, *args)
+        texts = self.texts
+        if texts[0] != self.lang:
+            texts[0] = self.lang
+            texts[1] = {}
+        got = texts[1].get(key)
+        if got is None:
+            got = texts[1][key] = tr(key, self.lang)
+        return got
 
     # --- judge credentials ------------------------------------------------------------
 

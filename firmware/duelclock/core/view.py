@@ -23,6 +23,10 @@ class Screen:
     message  a transient notice; flash (alert) and dim (idle) for the renderer"""
 
     def __init__(self):
+        self.clear()
+
+    def clear(self):
+        """As made: build() fills a Screen again (the app keeps two, no new one a frame)."""
         self.mode = "home"
         self.status = ""
         self.clock = ""
@@ -35,7 +39,7 @@ class Screen:
         self.turn_clock = ""
         self.turn_long = False
         self.title = ""
-        self.lines = []
+        self.lines = ()
         self.cursor = -1
         self.entry = None
         self.message = None
@@ -43,13 +47,28 @@ class Screen:
         self.dim = False
 
 
+FIELDS = ("mode", "status", "clock", "clock_style", "banner", "lp", "names", "wins", "turn",
+          "turn_clock", "turn_long", "title", "lines", "cursor", "entry", "message", "flash",
+          "dim")
+
+
 def same(a, b):
-    """Do Screens a and b show the same (b may be None)? The app draws no frame when so."""
-    return b is not None and a.__dict__ == b.__dict__
+    """Do Screens a and b show the same (b may be None)? The app draws no frame when so.
+    Field by field: comparing the instances' dicts allocated about 0.8 KB a frame."""
+    if b is None:
+        return False
+    for f in FIELDS:
+        if getattr(a, f) != getattr(b, f):
+            return False
+    return True
 
 
-def build(ui, now_ms, sync_age_s=None, battery_pct=None, flash=False, idle_dim_ms=IDLE_DIM_MS):
-    s = Screen()
+def build(ui, now_ms, sync_age_s=None, battery_pct=None, flash=False, idle_dim_ms=IDLE_DIM_MS,
+          into=None):
+    """The Screen of `ui` at desk ms now_ms: a new one, or `into` cleared and filled."""
+    s = Screen() if into is None else into
+    if into is not None:
+        s.clear()
     m = ui.match
     frame = ui.stack[-1]
     # "pre": home before a round (home is the bottom of the stack, never above it)
@@ -70,12 +89,21 @@ def build(ui, now_ms, sync_age_s=None, battery_pct=None, flash=False, idle_dim_m
     s.wins = (m.wins["A"], m.wins["B"])
     s.lp = (m.lp["A"], m.lp["B"])
     if m.in_duel:
-        s.turn = ui.text("turn", m.turn, m.turn_player())
-        turn_ms = max(0, m.turn_ms(now_ms))
+        s.turn = _turn_text(ui, m)
+        turn_ms = turn_shown_ms(m, now_ms)
         s.turn_clock = clock(turn_ms)
         s.turn_long = turn_ms > LONG_TURN_MS
     frame.show(ui, s, m)
     return s
+
+
+def turn_shown_ms(m, now_ms):
+    """The turn clock as shown: the round clock's seconds since the edge of its nearest
+    the turn's start, so its second turns at the round clock's (an idle screen changes once
+    a second, not at two phases). Each second turns within half a second of the turn's own;
+    0 at first."""
+    left = m.remaining_ms(now_ms)
+    return max(0, ((left + m.turn_ms(now_ms) - 500) // 1000 - left // 1000) * 1000)
 
 
 def _standing_message(ui, m, now_ms):
@@ -91,19 +119,42 @@ def _standing_message(ui, m, now_ms):
     return None
 
 
+# The last text made and what it was made from (language, then the values): a text is
+# formatted again only when one of those changed, so a frame a second makes no new string
+# for what did not change. Any Ui may ask: the values are the key.
+_TURN = [None, None, None, None]        # lang, turn, player -> "Turn 3 B"
+_HEAD = [None, None, None, None, None, None, None]  # lang, table, round, ms given ->
+                                                    # "T7 R2 +3:00", "sync %s", "no sync"
+
+
+def _turn_text(ui, m):
+    memo = _TURN
+    p = m.turn_player()
+    if memo[0] != ui.lang or memo[1] != m.turn or memo[2] != p:
+        memo[0], memo[1], memo[2] = ui.lang, m.turn, p
+        memo[3] = ui.text("turn", m.turn, p)
+    return memo[3]
+
+
 def _status(ui, sync_age_s, battery_pct):
-    parts = ["T%d" % ui.table_no]
-    if ui.match is not None:
-        parts.append("R%d" % ui.match.round_no)
-        if ui.match.limit_ms > ui.limit0_ms:        # time given this round, kept to its end
-            parts.append("+" + clock(ui.match.limit_ms - ui.limit0_ms))
-    if sync_age_s is None:
-        parts.append(ui.text("no_sync"))
-    else:
-        parts.append(ui.text("sync", _age(sync_age_s)))
+    m = ui.match
+    rnd = None if m is None else m.round_no
+    given = 0 if m is None else m.limit_ms - ui.limit0_ms   # time given this round, kept
+    memo = _HEAD
+    if memo[0] != ui.lang or memo[1] != ui.table_no or memo[2] != rnd or memo[3] != given:
+        memo[0], memo[1], memo[2], memo[3] = ui.lang, ui.table_no, rnd, given
+        head = "T%d" % ui.table_no
+        if m is not None:
+            head += " R%d" % rnd
+            if given > 0:
+                head += " +" + clock(given)
+        memo[4] = head + " "
+        memo[5] = ui.text("sync")
+        memo[6] = memo[4] + ui.text("no_sync")
+    text = memo[6] if sync_age_s is None else memo[4] + memo[5] % _age(sync_age_s)
     if battery_pct is not None:
-        parts.append(ui.text("battery", battery_pct))
-    return " ".join(parts)
+        text += " " + ui.text("battery", battery_pct)
+    return text
 
 
 def _age(s):
