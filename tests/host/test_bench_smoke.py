@@ -356,3 +356,15 @@ def test_the_performance_page_says_machine_date_figure_target_and_how(tmp_path):
     how = rows["`display_bytes_per_lp_key_128x64`"][3]
     assert how.startswith("bytes sent to the panel") and how.endswith("(128x64 mono)")
     assert rows["`journal_append_ms`"][:3] == ["not measured", "2 ms", "**no**"]
+
+
+# --- the provision group (one run: about 30 s) -----------------------------------------------
+
+def test_provision_group_provisions_and_prints_its_figures():
+    r = subprocess.run([sys.executable, RUN, "--repeat", "1", "provision"],
+                       capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    got = {m["metric"]: m for m in map(json.loads, r.stdout.strip().split("\n"))}
+    assert set(got) == {"provision_s_per_board", "provision_again_s_per_board"}
+    # a run that copies nothing takes less than one that copies the firmware
+    assert 0 < got["provision_again_s_per_board"]["value"] < got["provision_s_per_board"]["value"]
