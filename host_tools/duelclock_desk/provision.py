@@ -8,10 +8,13 @@ board that appears on USB (USB_VIDS, the vendor ids `mpremote connect list` show
 plugged in after another or a hub's all at once, until every table has its board (Ctrl-C
 ends the wait). Progress: a tqdm bar per board (bytes) and one for the room (tables done),
 on standard error when it is a terminal; a line per board on standard output; at the end a
-table of every board: its id, table, firmware, check.
+table of every board: its id, table, firmware, check, self-test.
+
+Once the files check, the board runs its self-test (firmware/duelclock/selftest.py: keys,
+screen, Wi-Fi, battery, free flash); a board is done when both pass.
 
 The state file (--state, JSON: {"boards": {unique id: {"table", "board", "done", "firmware",
-"check"}}}) says which board (machine.unique_id()) got which table. It is replaced whole
+"check", "selftest"}}}) says which board (machine.unique_id()) got which table. It is replaced whole
 (write, then rename) when a board gets its table and when it is done, so a run cut short
 anywhere is resumed by running it again: each board keeps its table, files already on it
 are not copied again, and the PINs it holds are kept when they are the ones given (their
@@ -60,6 +63,22 @@ print(repr((binascii.hexlify(_u).decode(), sys.implementation._machine)))
 """
 
 
+# Prints the board's self-test (firmware/duelclock/selftest.py) with the config deployed.
+SELFTEST_SCRIPT = """
+import json, board
+from duelclock import selftest
+with open(%r) as _f:
+    _cfg = json.load(_f)
+print(repr(selftest.run(board, _cfg, %r)))
+"""
+
+
+def selftest_text(results):
+    """'ok', or what failed: 'flash: 40 KB free; keys: held: a'."""
+    failed = ["%s: %s" % (name, detail) for name, ok, detail in results if not ok]
+    return "; ".join(failed) or "ok"
+
+
 class State:
     """The state file: which board holds which table. Thread-safe; saved on every change."""
 
@@ -96,9 +115,9 @@ class State:
             self._save()
             return free[0]
 
-    def finish(self, uid, ok, check):
+    def finish(self, uid, ok, check, selftest):
         with self.lock:
-            self.boards[uid].update(done=ok, firmware=VERSION, check=check)
+            self.boards[uid].update(done=ok, firmware=VERSION, check=check, selftest=selftest)
             self._save()
 
     def done_tables(self):
@@ -176,7 +195,8 @@ class Run:
     def board(self, port):
         """Provision the board on `port`; its row of the final table."""
         started = time.monotonic()
-        row = {"port": port, "board": "-", "table": "-", "firmware": "-", "check": ""}
+        row = {"port": port, "board": "-", "table": "-", "firmware": "-", "check": "",
+               "self-test": "-"}
         try:
             b = deploy.Board(port, self.room.name)
         except CliError as e:
@@ -207,6 +227,10 @@ class Run:
                                     deploy.requirements(self.room.info, cfg["link"]))
             row["firmware"] = VERSION + (" copied" if any(
                 p.startswith(self.room.at.tree) for p in copied) else " already there")
+            if not problems:
+                bar.set_description("table %d: self-test" % table)
+                row["self-test"] = selftest_text(b.run(SELFTEST_SCRIPT % (
+                    self.room.at.config, self.room.at.root or "/"), "the self-test"))
         except CliError as e:
             problems = [str(e)]
         finally:
@@ -218,13 +242,15 @@ class Run:
     def _end(self, row, uid, problems, started, copied=0):
         row["check"] = "ok" if not problems else problems[0] + (
             " (and %d more)" % (len(problems) - 1) if len(problems) > 1 else "")
+        ok = not problems and row["self-test"] == "ok"
         if uid is not None and row["table"] != "-":
-            self.state.finish(uid, not problems, row["check"])
-            if not problems:
+            self.state.finish(uid, ok, row["check"], row["self-test"])
+            if ok:
                 self.bar.update(1)
-        self.bar.write("table %s  board %s  %s: %d files copied, check %s  (%.1f s)" % (
-            row["table"], row["board"], row["port"], copied, row["check"],
-            time.monotonic() - started), file=sys.stdout)
+        self.bar.write("table %s  board %s  %s: %d files copied, check %s, self-test %s"
+                       "  (%.1f s)" % (row["table"], row["board"], row["port"], copied,
+                                       row["check"], row["self-test"],
+                                       time.monotonic() - started), file=sys.stdout)
         sys.stdout.flush()
         with self.lock:
             self.rows.append(row)
@@ -255,7 +281,7 @@ def watch(run, pool):
 
 
 def table_text(rows):
-    head = ("table", "board", "port", "firmware", "check")
+    head = ("table", "board", "port", "firmware", "check", "self-test")
     lines = [head] + [tuple(str(r[k]) for k in head) for r in sorted(
         rows, key=lambda r: (not isinstance(r["table"], int), r["table"] if isinstance(
             r["table"], int) else 0, r["port"]))]
@@ -282,4 +308,4 @@ def run(a):
     print(table_text(r.rows))
     print("%d of %d tables done; state in %s" % (
         len(room.tables) - len(r.left()), len(room.tables), a.state))
-    return 0 if all(row["check"] == "ok" for row in r.rows) else 1
+    return 0 if all(row["check"] == row["self-test"] == "ok" for row in r.rows) else 1

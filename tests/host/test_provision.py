@@ -3,6 +3,7 @@ real mpremote transport, as `duelclock deploy` is tested; a run killed halfway a
 what it refuses; the wait for boards on USB."""
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -52,14 +53,14 @@ def duelclock(argv, timeout=120):
 
 
 def table_rows(out):
-    """The final table: {table: (board, firmware, check)}."""
+    """The final table: {table: (board, firmware, check, self-test)}."""
     lines = out.split("table  board")[1].splitlines()[1:]
     rows = {}
     for line in lines:
-        if line.endswith("state in") or " tables done" in line:
+        if " tables done" in line:
             break
-        words = line.split()
-        rows[words[0]] = (words[1], " ".join(words[3:-1]), words[-1])
+        cells = re.split(r"\s{2,}", line)
+        rows[cells[0]] = (cells[1], cells[3], cells[4], cells[5])
     return rows
 
 
@@ -75,10 +76,10 @@ def test_several_boards_in_one_run_then_again_copies_nothing(boards, keyfile, tm
     assert KEY not in r.stdout + r.stderr and "2468" not in r.stdout + r.stderr
     rows = table_rows(r.stdout)
     assert sorted(rows) == ["1", "2", "3"], r.stdout
-    assert all(fw == "0.1.0 copied" and check == "ok" for _, fw, check in rows.values())
+    assert all(row[1:] == ("0.1.0 copied", "ok", "ok") for row in rows.values()), rows
     saved = json.loads(state.read_text())["boards"]
     assert {uid: (b["table"], b["done"]) for uid, b in saved.items()} == {
-        uid: (int(t), True) for t, (uid, _, _) in rows.items()}
+        uid: (int(t), True) for t, (uid, _, _, _) in rows.items()}
     pins = {}
     for b in boards:
         table, cfg = on_board(b)
@@ -95,9 +96,9 @@ def test_several_boards_in_one_run_then_again_copies_nothing(boards, keyfile, tm
         boards[i] = Bridge(b.flash, tcp_port=0).start()         # the fixture closes it
     r = duelclock(args(keyfile, state) + ports(reversed(boards)))
     assert r.returncode == 0, r.stdout + r.stderr
-    assert table_rows(r.stdout) == {t: (uid, "0.1.0 already there", "ok")
-                                    for t, (uid, _, _) in rows.items()}
-    assert r.stdout.count(": 0 files copied, check ok") == 3, r.stdout
+    assert table_rows(r.stdout) == {t: (uid, "0.1.0 already there", "ok", "ok")
+                                    for t, (uid, _, _, _) in rows.items()}
+    assert r.stdout.count(": 0 files copied, check ok, self-test ok") == 3, r.stdout
     assert {on_board(b)[0]: on_board(b)[1]["pins"] for b in boards} == pins
 
 
@@ -130,7 +131,7 @@ def test_a_run_killed_halfway_resumes_where_it_was(boards, keyfile, tmp_path):
     assert on_board(boards[0])[1] == first                         # done stays done
     lines = {line.split()[1]: line for line in r.stdout.splitlines() if line.startswith("table ")
              and "copied" in line}
-    assert ": 0 files copied, check ok" in lines["1"], lines
+    assert ": 0 files copied, check ok, self-test ok" in lines["1"], lines
     assert "3 of 40 tables done" in r.stdout
     saved = json.loads(state.read_text())["boards"]
     assert sorted((b["table"], b["done"]) for b in saved.values()) == [(1, True), (2, True),
@@ -196,3 +197,47 @@ def test_a_bar_per_board_and_one_for_the_room_on_a_terminal(boards, keyfile, tmp
     assert "room:" in shown and "2/2 [" in shown, shown[-2000:]
     for t in (1, 2):
         assert "table %d: " % t in shown and "B/s" in shown, shown[-2000:]
+
+
+def test_a_board_failing_its_self_test_is_not_done_until_it_passes(boards, keyfile, tmp_path):
+    from tests.host.test_deploy import mpremote
+    state = tmp_path / "state.json"
+    assert duelclock(args(keyfile, state) + ports(boards[:1])).returncode == 0
+    # its flash nearly full (a journal left from elsewhere, say): the self-test says so
+    fill = ("import os\nn = 0\ntry:\n while True:\n  with open('/flash/junk%d' % n, 'wb')"
+            " as f:\n   f.write(bytes(8192))\n  n += 1\nexcept OSError:\n pass\nprint(n)")
+    r = mpremote(boards[0].url, "exec", fill)
+    assert r.returncode == 0, r.stderr
+    files = int(r.stdout) + 1                   # the last one cut short by the full flash
+    r = duelclock(args(keyfile, state) + ports(boards[:1]))
+    assert r.returncode == 1, r.stdout + r.stderr
+    (_, _, check, selftest), = table_rows(r.stdout).values()
+    assert check == "ok" and re.fullmatch(r"flash: \d+ KB free", selftest), selftest
+    assert json.loads(state.read_text())["boards"].popitem()[1]["done"] is False
+    assert "0 of 40 tables done" in r.stdout
+    # room made: the same command passes, same table
+    assert mpremote(boards[0].url, "exec", "import os\nfor n in range(%d): os.remove("
+                    "'/flash/junk%%d' %% n)" % files).returncode == 0
+    r = duelclock(args(keyfile, state) + ports(boards[:1]))
+    assert r.returncode == 0 and table_rows(r.stdout)["1"][1:] == (
+        "0.1.0 already there", "ok", "ok"), r.stdout
+
+
+def test_the_self_test_finds_a_stuck_key_and_a_dead_screen():
+    from duelclock import selftest
+
+    class Screen:
+        fb = SimpleNamespace(fill=lambda colour: None)
+
+        def show(self):
+            raise OSError(5)                            # EIO: the SPI bus
+
+    board = SimpleNamespace(keys=SimpleNamespace(pressed=lambda: ["a"]), display=Screen(),
+                            renderer_kind="fb", WIDTH=240, HEIGHT=135, HAS_WIFI=True,
+                            connect_wifi=lambda ssid, pw, timeout_s: False,
+                            battery_pct=lambda: 9)
+    got = {name: (ok, detail) for name, ok, detail in selftest.run(
+        board, {"wifi": {"ssid": "venue", "pass": "x"}}, ROOT)}
+    assert got["keys"] == (False, "held: a") and got["screen"] == (False, "OSError(5)")
+    assert got["wifi"] == (False, "no association with venue")
+    assert got["battery"] == (False, "9 %") and got["flash"][0] is True
