@@ -4,9 +4,9 @@
 #
 #   provision_s_per_board         the whole command's wall time over the boards, fresh flash
 #                                 images: the firmware copied, config and key, every file
-#                                 hashed; median of 3 runs (1 with --repeat 1)
+#                                 hashed, the self-test; median of 3 runs (1 with --repeat 1)
 #   provision_again_s_per_board   the same command run again on the same boards: nothing to
-#                                 copy, the hash check only
+#                                 copy, the hash check and the self-test only
 #
 # Target: forty boards in an hour is 90 s a board with a person plugging them in; the tool
 # takes at most a third of that.
