@@ -175,11 +175,12 @@ class Run:
         self.lock = threading.Lock()
         self.free_rows = []
         self.next_row = 1
-        done = len(state.done_tables() & set(room.tables))
-        self.bar = tqdm(total=len(room.tables), initial=done, desc="room", unit="table",
-                        disable=None, file=sys.stderr, dynamic_ncols=True)
+        self.bar = tqdm(total=len(room.tables), initial=len(room.tables) - len(self.left()),
+                        desc="room", unit="table", disable=None, file=sys.stderr,
+                        dynamic_ncols=True)
 
     def left(self):
+        """The tables of --tables no board is done for."""
         return set(self.room.tables) - self.state.done_tables()
 
     def _row(self, give=None):
@@ -245,8 +246,9 @@ class Run:
         ok = not problems and row["self-test"] == "ok"
         if uid is not None and row["table"] != "-":
             self.state.finish(uid, ok, row["check"], row["self-test"])
-            if ok:
-                self.bar.update(1)
+            with self.lock:                 # done already before this run: counted already
+                self.bar.n = len(self.room.tables) - len(self.left())
+                self.bar.refresh()
         self.bar.write("table %s  board %s  %s: %d files copied, check %s, self-test %s"
                        "  (%.1f s)" % (row["table"], row["board"], row["port"], copied,
                                        row["check"], row["self-test"],
