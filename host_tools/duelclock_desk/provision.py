@@ -303,7 +303,7 @@ def run(a):
             else:
                 watch(r, pool)
     except KeyboardInterrupt:
-        r.bar.write("stopped: what is done stays done in %s; run this again to go on"
+        r.bar.write("interrupted: what is done stays done in %s; run this again to go on"
                     % a.state, file=sys.stdout)
     finally:
         r.bar.close()
