@@ -293,21 +293,27 @@ def table_text(rows):
 
 
 def run(a):
+    """Ctrl-C: the boards being written are finished, the rest wait for the next run."""
     room = Room(a)
     state = State(a.state)
     r = Run(room, state)
+    pool = ThreadPoolExecutor(a.jobs)
+    interrupted = False
     try:
-        with ThreadPoolExecutor(a.jobs) as pool:
-            if a.port:
-                list(pool.map(r.board, a.port))
-            else:
-                watch(r, pool)
+        if a.port:
+            list(pool.map(r.board, a.port))
+        else:
+            watch(r, pool)
     except KeyboardInterrupt:
-        r.bar.write("interrupted: what is done stays done in %s; run this again to go on"
-                    % a.state, file=sys.stdout)
+        interrupted = True
+        r.bar.write("interrupted: finishing the boards being written; what is done stays "
+                    "done in %s, run this again to go on" % a.state, file=sys.stdout)
     finally:
+        pool.shutdown(wait=True, cancel_futures=True)
         r.bar.close()
     print(table_text(r.rows))
     print("%d of %d tables done; state in %s" % (
         len(room.tables) - len(r.left()), len(room.tables), a.state))
+    if interrupted:
+        return 130
     return 0 if all(row["check"] == row["self-test"] == "ok" for row in r.rows) else 1

@@ -138,6 +138,27 @@ def test_a_run_killed_halfway_resumes_where_it_was(boards, keyfile, tmp_path):
                                                                         (3, True)]
 
 
+def test_ctrl_c_finishes_the_board_being_written_and_leaves_the_rest(boards, keyfile, tmp_path):
+    state = tmp_path / "state.json"
+    p = subprocess.Popen([sys.executable, "-m", "duelclock_desk.cli"]
+                         + args(keyfile, state, "--jobs", "1") + ports(boards),
+                         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        end = time.monotonic() + 60
+        while time.monotonic() < end and not state.exists():    # the first board's table
+            time.sleep(0.01)
+        p.send_signal(signal.SIGINT)                    # while the first board is written
+        out, err = p.communicate(timeout=120)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert p.returncode == 130, out + err
+    assert "interrupted: finishing the boards being written" in out
+    saved = json.loads(state.read_text())["boards"]
+    assert [(b["table"], b["done"]) for b in saved.values()] == [(1, True)], (saved, out)
+    assert "1 of 40 tables done" in out
+
+
 def test_bad_input_is_refused_and_loses_nothing(boards, keyfile, tmp_path):
     state = tmp_path / "state.json"
     state.write_text("{not json")
