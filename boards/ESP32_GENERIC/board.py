@@ -39,6 +39,7 @@ from duelclock.core.keys import EdgeRing, Keys, matrix_mask
 from duelclock.drivers.buzzer import Buzzer
 from duelclock.drivers.duplex import Duplex
 from duelclock.drivers.wifi import connect as connect_wifi  # noqa: F401 (exported)
+from duelclock.drivers.wifi import rssi as wifi_rssi  # noqa: F401 (exported)
 
 BOARD = "ESP32_GENERIC"
 WIDTH = 128

@@ -34,6 +34,7 @@ from duelclock.core.keys import EdgeRing, Keys, buttons_mask
 from duelclock.drivers.duplex import Duplex
 from duelclock.drivers.st7789 import ST7789
 from duelclock.drivers.wifi import connect as connect_wifi  # noqa: F401 (exported)
+from duelclock.drivers.wifi import rssi as wifi_rssi  # noqa: F401 (exported)
 
 BOARD = "RPI_PICO_W"
 WIDTH = 240

@@ -28,6 +28,8 @@
 # Keys: the simulator sends intents, so every intent is its own key (short only) and `keys`
 # passes them through; push(intent) injects one from a script in this process.
 # Buzzer, LED: counted (beeps, flashes). Battery: not measured.
+# unique_id(): the unix port has no machine.unique_id(); the simulated chip's id is 8 bytes
+# of the sha256 of its flash image's path (or its FS folder), so one image is one board.
 import os
 import select
 import socket
@@ -303,6 +305,12 @@ class _LocalClock:
 local_ms = _LocalClock(float(os.getenv("DUELCLOCK_SIM_SPEED") or 1),
                        float(os.getenv("DUELCLOCK_SIM_PPM") or 0))
 sub_us = local_ms.sub_us
+
+
+def unique_id():
+    import hashlib
+    where = os.getenv("DUELCLOCK_SIM_FLASH") or FS_PREFIX
+    return hashlib.sha256(where.encode()).digest()[:8]
 
 
 def connect_wifi(ssid, password, timeout_s=20):

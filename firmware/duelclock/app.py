@@ -203,8 +203,12 @@ async def link_task(table):
                 if msg["k"] != "sync":      # a sync reply's new age waits for the second
                     table.poked = True
         if table.link.up and not was_up:
-            pct = table.board.battery_pct
-            s.hello(table.board.BOARD, VERSION, pct() if pct else None)
+            # the board's health for the desk: battery, free flash (KB), Wi-Fi signal
+            b = table.board
+            pct, rssi = b.battery_pct, getattr(b, "wifi_rssi", None)
+            free = s.journal.free_bytes()
+            s.hello(b.BOARD, VERSION, pct() if pct else None, free and free >> 10,
+                    rssi and rssi())
         was_up = table.link.up
         s.tick(table.local_ms(), table.sub_us())
         await asyncio.sleep_ms(_SYNC_POLL_MS if s.reply_due(table.local_ms()) else _LINK_MS)

@@ -45,6 +45,17 @@ _RESERVE_BYTES = const(49152)   # free space start_match makes room for (a long 
 _fsync = getattr(os, "fsync", None)
 
 
+def free_bytes(root):
+    """Free bytes on the filesystem of `root`, None where os has no statvfs. A littlefs
+    that is full counts more blocks in use than it has (measured on a full 1 MB image:
+    f_bavail 2**32 - 6): 0 then."""
+    statvfs = getattr(os, "statvfs", None)
+    if statvfs is None:
+        return None
+    s = statvfs(root)
+    return s[1] * s[4] if s[4] <= s[2] else 0       # f_frsize * f_bavail; f_blocks
+
+
 class Recovery:
     """What a read found: `good` records handed over, and `dropped` as (line number
     from 1, why) for each record left out; `torn` and `corrupt` count them by kind."""
@@ -168,11 +179,7 @@ class Journal:
 
     def free_bytes(self):
         """Free bytes on the journal's filesystem, None where os has no statvfs."""
-        statvfs = getattr(os, "statvfs", None)
-        if statvfs is None:
-            return None
-        s = statvfs(self.root)
-        return s[1] * s[4]        # f_frsize * f_bavail
+        return free_bytes(self.root)
 
     def rotate(self, min_free_bytes):
         """Delete the oldest collected matches (not the current one) until

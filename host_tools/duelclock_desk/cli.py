@@ -348,6 +348,40 @@ def do_deploy(a):
     return deploy.run(a)
 
 
+def _args_provision(p):
+    p.add_argument("--tables", type=client.tables, required=True,
+                   help="the table numbers to give out, in order: 1-40, 1-10,17")
+    p.add_argument("--key", required=True, metavar="FILE",
+                   help="the event key (keygen): each board gets only its table's own key")
+    p.add_argument("--pins", required=True, metavar="FLOOR:HEAD",
+                   help="judge PINs, stored salted and hashed")
+    p.add_argument("--port", action="append", metavar="PORT",
+                   help="a board: /dev/ttyACM0, socket://HOST:PORT; again for more. Default: "
+                   "wait for MicroPython boards on USB until every table has one")
+    p.add_argument("--board", default="RPI_PICO_W",
+                   help="a folder of boards/ (default %(default)s); a board that says it is "
+                   "another chip is refused")
+    p.add_argument("--state", default="duelclock-provision.json", metavar="FILE",
+                   help="which board got which table, to resume (default ./%(default)s)")
+    p.add_argument("--jobs", type=int, default=4, metavar="N",
+                   help="boards written at once (default %(default)s)")
+    p.add_argument("--wifi", metavar="SSID:PASS", help="the venue's Wi-Fi (MQTT link)")
+    p.add_argument("--broker", metavar="URL", help="the venue's broker, as for deploy")
+    p.add_argument("--ca", metavar="FILE", help="with mqtts://: the broker's CA (PEM or DER)")
+    p.add_argument("--lang", choices=("en", "ko", "id"), default="en", help="the tables' language")
+    p.add_argument("--event", metavar="NAME", help="event id in MQTT topics")
+    p.add_argument("--mpy", action="store_true", help="copy the firmware compiled (mpy-cross)")
+
+
+def do_provision(a):
+    from duelclock_desk import provision
+    if a.tables is None:
+        raise client.CliError("--tables: give the numbers, e.g. 1-40")
+    if a.jobs < 1:
+        raise client.CliError("--jobs is 1 or more")
+    return provision.run(a)
+
+
 def _args_pull(p):
     p.add_argument("--port", required=True, help="the table: /dev/ttyACM0, socket://HOST:PORT")
     p.add_argument("--board", required=True, help="a folder of boards/: RPI_PICO_W, SIM, ...")
@@ -445,6 +479,8 @@ COMMANDS = {
     "export": (do_export, _args_export, "results for the tournament software"),
     "keygen": (do_keygen, _args_keygen, "make a new event key file"),
     "deploy": (do_deploy, _args_deploy, "put firmware, board file and config on a board; check"),
+    "provision": (do_provision, _args_provision,
+                  "deploy every board of a room, each to the next free table; resumable"),
     "unlock": (do_unlock, _args_unlock,
                "the code that opens a table's maintenance for the challenge it shows"),
     "pull": (do_pull, _args_pull, "copy the records the desk never collected off a table (USB)"),

@@ -140,6 +140,16 @@ def status_lines(st):
             "%d/%d" % (lp["A"], lp["B"]) if lp else "-",
             "paused" if v["paused"] else clock(v["remaining_ms"]),
             v["verified"] or "-", " ".join(v["alerts"]) or "-"))
+    # Each table's health, after a blank line: what its hello said, reboots this round.
+    out.append("")
+    out.append("%5s %-14s %-9s %7s %8s %10s %7s" % (
+        "table", "board", "firmware", "battery", "Wi-Fi", "free flash", "reboots"))
+    for v in st["tables"]:
+        out.append("%5d %-14s %-9s %7s %8s %10s %7d" % (
+            v["table"], (v["board"] or "-")[:14], (v["fw"] or "-")[:9],
+            "-" if v["battery"] is None else "%d%%" % v["battery"],
+            "-" if v["rssi_dbm"] is None else "%d dBm" % v["rssi_dbm"],
+            "-" if v["flash_kb"] is None else "%d KB" % v["flash_kb"], v["reboots"]))
     # Carried penalties still to settle, and those sent into this round's matches.
     for c in st.get("carries", ()):
         if c["state"] in ("confirm", "ready", "unnamed") or (r and c["round"] == r["round"]):

@@ -322,6 +322,9 @@ def _now(view):
                    ("link", "Link", "%s (%s)" % (_h(view["link"]), state)),
                    ("board", "Board", "%s %s" % (_h(view["board"]), _h(view["fw"]))),
                    ("battery", "Battery %", _h(view["battery"])),
+                   ("flash_kb", "Free flash KB", _h(view["flash_kb"])),
+                   ("rssi_dbm", "Wi-Fi dBm", _h(view["rssi_dbm"])),
+                   ("reboots", "Reboots this round", _h(view["reboots"])),
                    ("score", "Score", "%s &ndash; %s" % (wins["A"], wins["B"]) if wins
                     else _h(None)),
                    ("lp", "LP", "%s / %s" % (lp["A"], lp["B"]) if lp else _h(None)),

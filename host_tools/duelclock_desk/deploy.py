@@ -265,6 +265,14 @@ def board_files(name, info, cfg_bytes):
     return files
 
 
+def wanted(fw, at, name, info, cfg):
+    """{path on the board: bytes}: the firmware `fw` in at.lib, the board's files, the config."""
+    want = {at.lib + "/" + p: d for p, d in fw.items()}
+    for p, d in board_files(name, info, json.dumps(cfg, sort_keys=True).encode()).items():
+        want[at.root + "/" + p] = d
+    return want
+
+
 # --- the board, over mpremote's transport -------------------------------------------------------
 
 # Sent to the board: sha256 (hex) of each file under DIR and of each of PATHS (None: missing).
@@ -477,24 +485,13 @@ def run(a):
         except ValueError:
             old = {}
         cfg = merge_config(given, old if isinstance(old, dict) else {})
-        want = {at.lib + "/" + p: d for p, d in fw.items()}
-        cfg_bytes = json.dumps(cfg, sort_keys=True).encode()
-        for p, d in board_files(a.board, info, cfg_bytes).items():
-            want[at.root + "/" + p] = d
+        want = wanted(fw, at, a.board, info, cfg)
         print("deploy to %s: board %s, root %s" % (a.port, a.board, at.root or "/"))
         print("config: %s" % describe(cfg, a.key or "kept from the board"))
 
-        have = board.hashes(at.tree, at.outside_tree(want))
-        board.mkdirs({at.lib} | {os.path.dirname(p) for p in want} - {at.root, "/"})
-        copied = [p for p in sorted(want) if have.get(p) != _sha(want[p])]
-        with progress(sum(len(want[p]) for p in copied), "copying") as bar:
-            for i, path in enumerate(copied):
-                bar.set_description("%d/%d %s" % (i + 1, len(copied), os.path.basename(path)))
-                board.write(path, want[path], bar.update)
-                say(bar, "  copied  %-44s %6d B" % (path, len(want[path])))
-        stale = sorted(set(have) - set(want))  # have: the firmware's folder, and want's other paths
-        if stale:
-            board.remove(stale)
+        with progress(0, "copying") as bar:
+            copied, stale = install(board, want, at, bar, lambda path: say(
+                bar, "  copied  %-44s %6d B" % (path, len(want[path]))))
         for path in stale:
             print("  removed %s" % path)
         print("%d files: %d copied (%d B), %d unchanged, %d removed" % (
@@ -513,6 +510,25 @@ def run(a):
           "to deploy or pull again, power it on holding %s and enter `duelclock unlock`'s code"
           % (time.monotonic() - started, " + ".join(info["maintenance_keys"])))
     return 0
+
+
+def install(board, want, at, bar, on_copied, label=""):
+    """Make the board hold `want` ({path: bytes}): write each file whose sha256 differs
+    (the bar counts its bytes and names it, after `label`; on_copied(path) once written),
+    then remove what else is in the firmware's folder. Returns (copied, removed) paths."""
+    have = board.hashes(at.tree, at.outside_tree(want))
+    board.mkdirs({at.lib} | {os.path.dirname(p) for p in want} - {at.root, "/"})
+    copied = [p for p in sorted(want) if have.get(p) != _sha(want[p])]
+    bar.total = sum(len(want[p]) for p in copied)
+    bar.refresh()
+    for i, path in enumerate(copied):
+        bar.set_description("%s%d/%d %s" % (label, i + 1, len(copied), os.path.basename(path)))
+        board.write(path, want[path], bar.update)
+        on_copied(path)
+    stale = sorted(set(have) - set(want))  # have: the firmware's folder, and want's other paths
+    if stale:
+        board.remove(stale)
+    return copied, stale
 
 
 def check(board, want, at, table, needs):

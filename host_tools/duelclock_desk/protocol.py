@@ -3,7 +3,9 @@ one. A mixin of Desk (desk.py), which holds the state it names.
 
 A table's report, once Decoder-checked (signed by that table, fresh seq):
 
-  hello  -> board, firmware, battery stored; the next state may get a re-push at once
+  hello  -> board, firmware, battery, free flash, Wi-Fi signal stored; a boot counter (its
+            seq's) above the last is a reboot in the running round; the next state may get
+            a re-push at once
   state  -> stored, shown; a table in the running round whose state shows an older round
             (rebooted, lost its journal, missed the start) gets the round's commands again,
             each with a new seq, at most every REPUSH_MS
@@ -106,7 +108,10 @@ class Protocol:
         link.send(self._build("sync", fields, msg["tbl"]), msg["tbl"], "sync")
 
     def _on_hello(self, link, msg, rx_ms):
-        self.store.hello(msg["tbl"], msg["board"], msg["fw"], msg.get("battery"))
+        r = self.round
+        self.store.hello(msg["tbl"], msg["board"], msg["fw"], msg.get("battery"),
+                         msg.get("flash_kb"), msg.get("rssi_dbm"), msg["seq"] // SEQ_BOOT,
+                         r["round"] if r and r["state"] == "running" else None)
         self.pushed.pop(msg["tbl"], None)        # rebooted or reconnected: its next state counts
         self.on_change("table", self.table_view(msg["tbl"]))
 

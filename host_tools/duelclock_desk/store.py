@@ -12,7 +12,8 @@ What lives here, table by table:
              seq = boot * 2**24 + n).
   tables     one row per table seen: link, board, firmware, battery, last seen, online,
              last state (JSON), sync age and error, last report seq (Decoder seen= after a
-             restart).
+             restart); from its hello: free flash, Wi-Fi signal, boot counter, and the
+             reboots counted in reboots_round.
   rounds     one row per round started: kind, start, limit, cap, extra turns, seating, rules,
              language, the tables it covers (JSON list, NULL: all), state (running/closed),
              closed_ms: desk ms of the head judge's `round close` (NULL: closed, if at all,
@@ -57,7 +58,8 @@ CREATE TABLE IF NOT EXISTS event (
 CREATE TABLE IF NOT EXISTS tables (
     tbl INTEGER PRIMARY KEY, link TEXT, board TEXT, fw TEXT, battery INTEGER,
     last_seen_ms INTEGER, online INTEGER NOT NULL DEFAULT 0, state TEXT, state_ms INTEGER,
-    sync_age_ms INTEGER, sync_err_ms INTEGER, last_seq INTEGER);
+    sync_age_ms INTEGER, sync_err_ms INTEGER, last_seq INTEGER, flash_kb INTEGER,
+    rssi_dbm INTEGER, boot INTEGER, reboots INTEGER, reboots_round INTEGER);
 CREATE TABLE IF NOT EXISTS rounds (
     round INTEGER PRIMARY KEY, kind TEXT NOT NULL, start_ms INTEGER NOT NULL,
     limit_s INTEGER NOT NULL, cap_s INTEGER NOT NULL, extra_turns INTEGER NOT NULL,
@@ -105,7 +107,9 @@ CREATE TABLE IF NOT EXISTS clock (
 """
 
 TABLE_COLUMNS = ("tbl", "link", "board", "fw", "battery", "last_seen_ms", "online", "state",
-                 "state_ms", "sync_age_ms", "sync_err_ms", "last_seq")   # as in SCHEMA
+                 "state_ms", "sync_age_ms", "sync_err_ms", "last_seq", "flash_kb", "rssi_dbm",
+                 "boot", "reboots", "reboots_round")   # as in SCHEMA
+HEALTH_COLUMNS = TABLE_COLUMNS[-5:]         # added to tables since its first version
 # Store._of_round: what -> the query of one round's rows (with tbl), "%s" for " AND tbl = ?".
 MEMO = {
     "results": "SELECT * FROM results WHERE round = ?%s",
@@ -153,6 +157,10 @@ class Store:
                             " DEFAULT 0")
         if "closed_ms" not in [r[1] for r in self._all("PRAGMA table_info(rounds)")]:
             self.db.execute("ALTER TABLE rounds ADD COLUMN closed_ms INTEGER")
+        have = [r[1] for r in self._all("PRAGMA table_info(tables)")]
+        for column in HEALTH_COLUMNS:
+            if column not in have:
+                self.db.execute("ALTER TABLE tables ADD COLUMN %s INTEGER" % column)
         self.db.commit()
         self._load_tables()
         self._rounds = {}          # (what, round) -> {tbl: rows}: _of_round
@@ -273,10 +281,24 @@ class Store:
             row.update(fields)
             self._dirty.add(tbl)
 
-    def hello(self, tbl, board, fw, battery):
+    def hello(self, tbl, board, fw, battery, flash_kb=None, rssi_dbm=None, boot=None,
+              round_no=None):
+        """A table's hello: what it runs, its battery and free flash (None: the last ones
+        stay), its Wi-Fi signal (None: not on Wi-Fi now). `boot`, its boot counter (a seq
+        // SEQ_BOOT), above the last one seen is a reboot, counted in `round_no` (the
+        running round; None: between rounds, not counted)."""
         row = self._tables.get(tbl)
-        self._update(tbl, board=board, fw=fw,
-                     battery=row["battery"] if row and battery is None else battery)
+        if row is None:
+            return
+        reboots, in_round = row["reboots"], row["reboots_round"]
+        if None not in (boot, row["boot"], round_no) and boot > row["boot"]:
+            reboots = (reboots or 0) + 1 if in_round == round_no else 1
+            in_round = round_no
+        self._update(tbl, board=board, fw=fw, rssi_dbm=rssi_dbm,
+                     battery=row["battery"] if battery is None else battery,
+                     flash_kb=row["flash_kb"] if flash_kb is None else flash_kb,
+                     boot=row["boot"] if boot is None else boot,
+                     reboots=reboots, reboots_round=in_round)
 
     def state(self, tbl, state, now_ms):
         row = self._tables.get(tbl)

@@ -5,12 +5,14 @@ Read-only over the desk: its store, running round, round commands (paused, in th
 and speed; nothing here stores or sends."""
 import json
 
+from duelclock import VERSION as FIRMWARE
 from duelclock_desk.store import FINAL
 
 SILENT_MS = 15000          # a table heard nothing from this long is shown "silent"
 SYNC_ERR_ALERT_MS = 20     # the Wi-Fi budget (docs/protocol.md)
 SYNC_AGE_ALERT_MS = 120000
 LOW_BATTERY = 15
+WEAK_RSSI_DBM = -75        # below this the venue's Wi-Fi drops messages ("weak signal")
 # A table's state counts the desk lines it dropped since boot (forged, replayed, garbled):
 # a link joined mid-line costs one; this many is someone at its port ("junk on port").
 JUNK_ALERT_DROPS = 3
@@ -61,8 +63,14 @@ def view(desk, t, now):
         alerts.append("junk on port")
     if t["battery"] is not None and t["battery"] < LOW_BATTERY:
         alerts.append("battery")
+    if t["rssi_dbm"] is not None and t["rssi_dbm"] < WEAK_RSSI_DBM:
+        alerts.append("weak signal")
+    if t["fw"] is not None and t["fw"] != FIRMWARE:
+        alerts.append("firmware")             # not what this desk ships
     return {"table": t["tbl"], "link": t["link"], "online": bool(t["online"]),
             "board": t["board"], "fw": t["fw"], "battery": t["battery"],
+            "flash_kb": t["flash_kb"], "rssi_dbm": t["rssi_dbm"],
+            "reboots": t["reboots"] if running and t["reboots_round"] == rnd["round"] else 0,
             "seen_ago_ms": None if t["last_seen_ms"] is None else now - t["last_seen_ms"],
             "sync_age_ms": sync_age, "sync_err_ms": sync_err, "round": state.get("round"),
             "phase": state.get("phase"), "duel": state.get("duel"), "turn": state.get("turn"),

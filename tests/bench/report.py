@@ -30,6 +30,7 @@ GROUP_TITLES = (
     ("sim", "The simulator"),
     ("dashboard", "The dashboard"),
     ("faults", "Faults"),
+    ("provision", "Provisioning the boards"),
 )
 
 # "#   name [name...]   description" with the description going on in deeper-indented lines.

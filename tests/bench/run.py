@@ -11,11 +11,11 @@
 #
 # A group is one function in GROUPS taking a Bench (common.py) and yielding metric dicts
 # (common.metric()): core here, firmware (bench_firmware.py), display (bench_display.py), link (bench_link.py), sim
-# (bench_sim.py), dashboard (bench_dashboard.py), faults (bench_faults.py), table_link
-# (bench_table_link.py) and clients (bench_clients.py: MQTT client libraries side by side,
-# --repeat rounds each in one process of its own). Each runs alone: run.py firmware; run.py
-# round runs the link group's 2,000-table round starts alone. A metric may carry a "note"
-# (how it was measured, or why its value is null).
+# (bench_sim.py), dashboard (bench_dashboard.py), faults (bench_faults.py), provision
+# (bench_provision.py), table_link (bench_table_link.py) and clients (bench_clients.py: MQTT
+# client libraries side by side, --repeat rounds each in one process of its own). Each runs
+# alone: run.py firmware; run.py round runs the link group's 2,000-table round starts alone.
+# A metric may carry a "note" (how it was measured, or why its value is null).
 import json
 import os
 import shutil
@@ -34,6 +34,7 @@ import bench_display  # noqa: E402
 import bench_faults  # noqa: E402
 import bench_firmware  # noqa: E402
 import bench_link  # noqa: E402
+import bench_provision  # noqa: E402
 import bench_sim  # noqa: E402
 import bench_table_link  # noqa: E402
 import gen_record  # noqa: E402
@@ -216,6 +217,7 @@ GROUPS = {
     "faults": bench_faults.bench_faults,
     "firmware": bench_firmware.bench_firmware,
     "link": bench_link.bench_link,
+    "provision": bench_provision.bench_provision,
     "round": bench_link.bench_round,
     "sim": bench_sim.bench_sim,
     "table_link": bench_table_link.bench_table_link,

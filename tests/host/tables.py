@@ -10,7 +10,7 @@ to the us (a board's ticks_us: its sync then asks the desk for the us too).
     table.play(events, local_ms)  scripted match events (t: ms since the round start),
                                   recorded through the Ui as confirmed entries
     table.take()                  [(k, line)] to send to the desk, oldest first
-    table.hello(battery)          a link came up
+    table.hello(battery, flash_kb, rssi_dbm)   a link came up
 
 Drivers put tables on a wire:
     Room          desk + tables through an in-memory link on one simulated clock (no threads)
@@ -26,6 +26,7 @@ import time
 
 from paho.mqtt import client as mqtt
 
+from duelclock import VERSION
 from duelclock.core.clock import SERIAL_BUDGET_MS
 from duelclock.core.record import Lines
 from duelclock.core.record import check_event
@@ -92,7 +93,7 @@ class SessionTable:
     key, a table reporting a result its record does not give."""
 
     def __init__(self, key, tbl, boot=1, seen=None, budget_ms=SERIAL_BUDGET_MS,
-                 board="FAKE", fw="0.0-test"):
+                 board="FAKE", fw=VERSION):
         self.tbl = tbl
         self.board, self.fw = board, fw
         self.key = table_key(key, tbl)
@@ -153,9 +154,9 @@ class SessionTable:
             out, self._out = self._out, []
             return out
 
-    def hello(self, battery=None):
+    def hello(self, battery=None, flash_kb=None, rssi_dbm=None):
         with self._lock:
-            self.session.hello(self.board, self.fw, battery)
+            self.session.hello(self.board, self.fw, battery, flash_kb, rssi_dbm)
 
     def feed(self, data, local_ms):
         """local_ms: int ms, or a float for ticks to the us (a board's ticks_us)."""

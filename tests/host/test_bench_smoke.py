@@ -390,3 +390,15 @@ def test_clients_group_measures_paho_and_gives_null_for_a_client_that_does_not_i
     assert all(m["value"] > 0 and m["client"].startswith("paho-mqtt 2.") for m in paho), paho
     assert [m["value"] for m in gmqtt] == [None, None]
     assert "ImportError: not installed here" in gmqtt[0]["note"] and gmqtt[0]["ok"] is False
+
+
+# --- the provision group (one run: about 30 s) -----------------------------------------------
+
+def test_provision_group_provisions_and_prints_its_figures():
+    r = subprocess.run([sys.executable, RUN, "--repeat", "1", "provision"],
+                       capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    got = {m["metric"]: m for m in map(json.loads, r.stdout.strip().split("\n"))}
+    assert set(got) == {"provision_s_per_board", "provision_again_s_per_board"}
+    # a run that copies nothing takes less than one that copies the firmware
+    assert 0 < got["provision_again_s_per_board"]["value"] < got["provision_s_per_board"]["value"]

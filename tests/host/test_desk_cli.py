@@ -91,7 +91,7 @@ def test_the_commands_against_a_running_desk_and_a_restart(tmp_path, room, capsy
         wait_for(lambda: tables[0].acked, what="table 1's ack")
 
         code, out, _ = duelclock(capsys, "status", *d)
-        rows = {line.split()[0]: line for line in out.splitlines()[3:]}
+        rows = {line.split()[0]: line for line in out.split("\n\n")[0].splitlines()[3:]}
         assert code == 0 and "round 1 (swiss)" in out
         assert "2-0" in rows["1"] and "ok" in rows["1"] and "waiting" in rows["2"]
         code, out, _ = duelclock(capsys, "collect", *d)

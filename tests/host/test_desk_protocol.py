@@ -318,3 +318,55 @@ def test_sync_figures_are_shown_and_judged_in_real_ms_whatever_the_speed(tmp_pat
         row = r.store.table(1)        # the age the table stated, plus the time since, / 40
         assert row["sync_age_ms"] + r.t - row["state_ms"] >= 40
         assert v["sync_age_ms"] == (row["sync_age_ms"] + r.t - row["state_ms"]) // 40
+
+
+def test_the_hello_gives_the_desk_each_tables_health(tmp_path):
+    from duelclock import VERSION
+    r = room(tmp_path, n=3)
+    r.tables[1].hello(battery=80, flash_kb=812, rssi_dbm=-58)
+    r.tables[2].hello(battery=9, flash_kb=40, rssi_dbm=-83)           # low, weak
+    r.run(200)
+    v = {t["table"]: t for t in r.desk.status()["tables"]}
+    assert (v[1]["fw"], v[1]["battery"], v[1]["flash_kb"], v[1]["rssi_dbm"], v[1]["reboots"]) \
+        == (VERSION, 80, 812, -58, 0)
+    assert v[1]["alerts"] == [] and v[2]["alerts"] == ["battery", "weak signal"]
+    assert v[3]["flash_kb"] is None and v[3]["rssi_dbm"] is None      # an older board's hello
+    # a table on other firmware than the desk's
+    r.tables[3].fw = "0.0.9"
+    r.tables[3].hello()
+    r.run(200)
+    assert {t["table"]: t for t in r.desk.status()["tables"]}[3]["alerts"] == ["firmware"]
+
+    # reboots: counted in the running round only (a hello after a boot has a higher seq)
+    r.tables[1].reboot()
+    r.tables[1].hello()
+    r.run(200)
+    assert r.desk.status()["tables"][0]["reboots"] == 0                 # no round yet
+    start(r)
+    for _ in range(2):
+        r.tables[1].reboot()
+        r.tables[1].hello(battery=79)
+        r.run(200)
+    r.tables[2].hello(battery=9)                    # a link back up, no reboot
+    r.run(200)
+    v = {t["table"]: t for t in r.desk.status()["tables"]}
+    assert (v[1]["reboots"], v[2]["reboots"], v[3]["reboots"]) == (2, 0, 0)
+    # on serial now: no Wi-Fi signal; the battery and flash figures stay until told again
+    assert (v[1]["rssi_dbm"], v[1]["battery"], v[1]["flash_kb"]) == (None, 79, 812)
+    start(r, round=2)
+    assert r.desk.status()["tables"][0]["reboots"] == 0                 # a new round
+
+
+def test_status_lists_each_tables_health(tmp_path):
+    from duelclock import VERSION
+    from duelclock_desk.client import status_lines
+    r = room(tmp_path, n=2)
+    r.tables[2].hello(battery=64, flash_kb=812, rssi_dbm=-61)
+    r.run(200)
+    lines = status_lines(r.desk.status())
+    head = lines.index([ln for ln in lines if "free flash" in ln][0])
+    assert lines[head].split() == ["table", "board", "firmware", "battery", "Wi-Fi", "free",
+                                   "flash", "reboots"]
+    assert lines[head + 1].split() == ["1", "FAKE", VERSION, "90%", "-", "-", "0"]
+    assert lines[head + 2].split() == ["2", "FAKE", VERSION, "64%", "-61", "dBm", "812", "KB",
+                                       "0"]

@@ -82,3 +82,25 @@ def test_result_versions_are_appended_never_changed(tmp_path):
         == [("table", "B", 8, 10), ("judge", "A", 8, 30), ("table", "B", 9, 40)]
     assert s.decision(1, 1)["result"] == "A" and s.standing(1, 1) == "overridden"
     assert s.result(1, 1)["result"] == "B"         # the table's row is its own
+
+
+def test_a_store_from_before_the_health_columns_gets_them_and_keeps_its_rows(tmp_path):
+    import sqlite3
+    path = str(tmp_path / "old.sqlite")
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE tables (tbl INTEGER PRIMARY KEY, link TEXT, board TEXT, fw TEXT,"
+               " battery INTEGER, last_seen_ms INTEGER, online INTEGER NOT NULL DEFAULT 0,"
+               " state TEXT, state_ms INTEGER, sync_age_ms INTEGER, sync_err_ms INTEGER,"
+               " last_seq INTEGER)")
+    db.execute("INSERT INTO tables (tbl, link, board, fw, battery) VALUES"
+               " (4, 'mqtt://a', 'PICO', '0.1.0', 50)")
+    db.commit()
+    db.close()
+    s = Store(path)
+    assert s.table(4)["battery"] == 50 and s.table(4)["reboots"] is None
+    s.hello(4, "PICO", "0.1.0", None, 700, -60, boot=3, round_no=2)
+    s.hello(4, "PICO", "0.1.0", None, None, None, boot=4, round_no=2)
+    s.close()
+    row = Store(path).table(4)
+    assert (row["battery"], row["flash_kb"], row["rssi_dbm"], row["boot"], row["reboots"],
+            row["reboots_round"]) == (50, 700, None, 4, 1, 2)

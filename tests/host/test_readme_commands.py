@@ -32,6 +32,7 @@ REPLAY_FILE = "simulator/matches/timeout_extra_duel.jsonl"
 DEPLOY = ("duelclock deploy --port /dev/ttyACM0 --board RPI_PICO_W --table 17 --key event.key "
           "--pins FLOOR:HEAD")
 PULL = "duelclock pull --port /dev/ttyACM0 --board RPI_PICO_W --out pulled/ --import"
+PROVISION = "duelclock provision --tables 1-40 --key event.key --pins FLOOR:HEAD"
 
 # README command -> the runner test (below) that runs it.
 RUNS = {
@@ -64,6 +65,7 @@ RUNS = {
     "duelclock sheet --table 17 --html t17.html": "test_a_judges_round_as_written",
     DEPLOY: "test_deploy_and_pull_on_a_simulated_board",   # its socket, SIM
     PULL: "test_deploy_and_pull_on_a_simulated_board",
+    PROVISION: "test_provision_as_written",                 # two simulated boards, SIM
 }
 
 
@@ -235,6 +237,22 @@ def test_deploy_and_pull_on_a_simulated_board(repo, ran):
     finally:
         b.close()
         desk.stop()
+
+
+def test_provision_as_written(repo, ran):
+    # No boards on USB here: two simulated ones, given by their sockets (--port), SIM.
+    from simulator.bridge import Bridge
+    sh("duelclock keygen --out event.key", repo)
+    bs = [Bridge(str(repo / ("flash%d.img" % i)), tcp_port=0).start() for i in range(2)]
+    try:
+        out = ran.sh(PROVISION, repo, replace=(("FLOOR:HEAD", "2468:1357"),), timeout=120,
+                     more=" --board SIM --port %s --port %s" % (bs[0].url, bs[1].url))
+    finally:
+        for b in bs:
+            b.close()
+    assert out.count("check ok") == 2 and "2 of 40 tables done" in out, out
+    saved = json.loads((repo / "duelclock-provision.json").read_text())["boards"]
+    assert sorted(b["table"] for b in saved.values()) == [1, 2]
 
 
 def test_a_halls_broker_config_as_written(repo):

@@ -9,7 +9,8 @@
 #                           the screen). sub_us: the us past local_ms, where the app's ticks
 #                           are that fine (then sync asks the desk for its us too)
 #   tick(local_ms[, sub_us])  what is due: a sync request, the state, record, the result
-#   hello(board, fw, pct)   a link came up: hello, and what the desk has not acked goes again
+#   hello(board, fw, pct, flash_kb, rssi_dbm)   a link came up: hello (the last three
+#                           where known), and what the desk has not acked goes again
 #   ui.save = save(ev)      the Ui confirms an event only once this returned: journalled
 #                           (or held in RAM while the journal is full)
 #
@@ -332,10 +333,11 @@ class Session:
     def _send(self, k, fields, kind="report"):
         return self.send(self.enc.build(k, fields), kind)
 
-    def hello(self, board, fw, battery_pct):
+    def hello(self, board, fw, battery_pct, flash_kb=None, rssi_dbm=None):
         fields = {"board": board, "fw": fw}
-        if battery_pct is not None:
-            fields["battery"] = battery_pct
+        for k, v in (("battery", battery_pct), ("flash_kb", flash_kb), ("rssi_dbm", rssi_dbm)):
+            if v is not None:
+                fields[k] = v
         self._send("hello", fields)
         self.sync_seq = None                            # a new link: ask for time at once
         self.clock.sent(None)

@@ -99,9 +99,12 @@ DESK_TYPES = {   # desk -> table
 }
 # A state's optional `locked` is true while judge PIN entry is locked out (wrong PINs);
 # `drops` counts the desk lines the table's Decoder dropped since it booted (forged,
-# replayed, unsigned, garbled): both show at the desk what is tried at a table.
+# replayed, unsigned, garbled): both show at the desk what is tried at a table. A hello's
+# optional `flash_kb` is the journal's free flash, `rssi_dbm` the Wi-Fi signal where the
+# board measures it.
 TABLE_TYPES = {  # table -> desk
-    "hello": ((("board", _str), ("fw", _str)), (("battery", _pct),)),
+    "hello": ((("board", _str), ("fw", _str)),
+              (("battery", _pct), ("flash_kb", _uint), ("rssi_dbm", _int))),
     "state": ((("round", _uint), ("phase", _str), ("duel", _uint), ("wins", _ab_int),
                ("lp", _ab_int), ("turn", _uint), ("remaining_ms", _int)),
               (("sync_age_ms", _uint), ("sync_err_ms", _uint), ("battery", _pct), ("judge", _bool),

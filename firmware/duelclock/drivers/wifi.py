@@ -1,5 +1,6 @@
 # Wi-Fi station bring-up for MicroPython boards (network.WLAN): the boards export it as
-# connect_wifi. Blocks until connected or timeout_s, polling every 100 ms.
+# connect_wifi, and rssi() as wifi_rssi. connect() blocks until connected or timeout_s,
+# polling every 100 ms.
 import time
 
 import network
@@ -16,3 +17,9 @@ def connect(ssid, password, timeout_s=20):
                 break
             time.sleep(0.1)
     return wlan.isconnected()
+
+
+def rssi():
+    """The access point's signal in dBm; None while not connected."""
+    wlan = network.WLAN(network.STA_IF)
+    return wlan.status("rssi") if wlan.isconnected() else None
