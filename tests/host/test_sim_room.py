@@ -41,9 +41,11 @@ def played(tmp_path_factory):
     shots = {}
     try:
         room.start()
-        # +4m: three round minutes (4.5 s at 40x) for every table to sync before the players
-        # check in at -1:00 (a key before the first sync is refused: no desk time to stamp)
-        room.start_round(1, seating=True, limit="45m", cap="30m", at="+4m")
+        # +10m: nine round minutes (13.5 s at 40x) for every table to sync and hold the
+        # round before the players check in at -1:00 (a key before the first sync is refused:
+        # no desk time to stamp; the players start once every table holds the round). 16
+        # firmware tables at 40x on two slow cores took over 6 s to get there.
+        room.start_round(1, seating=True, limit="45m", cap="30m", at="+10m")
         player = threading.Thread(target=room.play, args=(scripts,), daemon=True)
         player.start()
         wait_for(lambda: room.round_ms() >= 25 * MIN, 300, 0.1)
