@@ -1,8 +1,8 @@
 """The desk dashboard in headless Chromium against a real desk Service and fake tables: a round
 started from the page, a table going to time called and extra turn, its sheet page, the CSV
-export, Korean; a screenshot per state against a golden; accessibility basics; the page
-reconnecting to a restarted desk; the LAN token; what the service keeps for the page (turn
-start, tardiness, sync history)."""
+export, Korean; each board's health with what the desk flags marked; a screenshot per state
+against a golden; accessibility basics; the page reconnecting to a restarted desk; the LAN
+token; what the service keeps for the page (turn start, tardiness, sync history)."""
 import asyncio
 import os
 import re
@@ -26,6 +26,9 @@ pytestmark = pytest.mark.needs("playwright", "chromium")
 KEY = bytes(range(32))
 VIEW = {"width": 1280, "height": 860}
 LIMIT_S = 8                # the round is short: time is called while the test watches
+# The desk's firmware version and its tables' in the tests whose shots show the Boards table:
+# fixed (views.FIRMWARE patched), so that no golden changes with a release.
+FW = "1.4.0"
 
 
 async def until(cond, what, timeout_s=10.0):
@@ -82,7 +85,8 @@ def play(table, events):
 
 
 def test_round_from_the_page_time_called_extra_turn_sheet_csv_korean(tmp_path, monkeypatch):
-    tables = {n: SessionTable(KEY, n) for n in (1, 2, 3, 4, 5)}
+    tables = {n: SessionTable(KEY, n, fw=FW) for n in (1, 2, 3, 4, 5)}
+    monkeypatch.setattr(views, "FIRMWARE", FW)
     # The shots must not depend on this machine's speed: table 4, gone from the start, is
     # offline in every shot, never also "silent" (15 s unheard) or out of sync (2 minutes
     # without one), which a slow run reaches.
@@ -716,6 +720,49 @@ def test_the_head_judge_settles_types_in_extends_all_and_closes_from_the_room(tm
             await browser.close()
 
     run_desk(tmp_path, KEY, list(tables.values()), scenario, event="cup")
+
+
+def test_the_room_shows_each_boards_health_and_marks_what_the_desk_flags(tmp_path, monkeypatch):
+    # Table 2 runs other firmware than the desk's; table 3 has a low battery and a weak
+    # Wi-Fi signal.
+    monkeypatch.setattr(views, "FIRMWARE", FW)
+    tables = {n: SessionTable(KEY, n, board="RPI_PICO_W", fw=FW) for n in (1, 2, 3)}
+    tables[2].board, tables[2].fw = "ESP32_GENERIC", "1.3.2"
+    health = {1: (87, 412, -52), 2: (64, 398, -60), 3: (9, 405, -81)}
+
+    async def scenario(svc, server):
+        await until(lambda: _all(lambda: len(svc.desk.store.tables()) == 3), "three tables")
+        for n, (battery, flash_kb, rssi_dbm) in health.items():
+            tables[n].hello(battery, flash_kb, rssi_dbm)
+        async with playwright.async_playwright() as pw:
+            browser = await launch(pw)
+            page = await steady_page(browser, viewport=VIEW)
+            await page.goto("http://127.0.0.1:%d/" % svc.http_port)
+            rows = page.locator("#boards-table tbody tr")
+            await until(lambda: _count(page, '#boards-table td[data-field="battery"].flag', 1),
+                        "table 3's low battery marked")
+            await until(lambda: _count(page, '#boards-table td[data-field="fw"].flag', 1),
+                        "table 2's firmware marked")
+            assert await rows.count() == 3
+            texts = [await rows.nth(i).inner_text() for i in range(3)]
+            assert texts[0].split("\t") == ["1", "RPI_PICO_W", FW, "87", "-52", "412",
+                                             "0", ""]
+            assert "Other firmware than the desk's" in texts[1]
+            assert "Low battery" in texts[2] and "Weak Wi-Fi signal" in texts[2]
+            flagged = await page.eval_on_selector_all(
+                "#boards-table td.flag",
+                "els => els.map(e => [e.parentElement.dataset.table, e.dataset.field, "
+                "e.textContent])")
+            assert flagged == [["2", "fw", "1.3.2"], ["3", "battery", "9"],
+                               ["3", "rssi_dbm", "-81"]]
+            await shot(page, "dashboard_boards.png", element="#boards")
+
+            await page.select_option("#lang", "ko")
+            assert await page.inner_text("#boards-title") == "보드 상태"
+            assert "데스크와 다른 펌웨어" in await rows.nth(1).inner_text()
+            await browser.close()
+
+    run_desk(tmp_path, KEY, list(tables.values()), scenario)
 
 
 # --- the golden comparison itself ----------------------------------------------------------------

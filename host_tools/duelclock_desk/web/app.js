@@ -16,6 +16,10 @@ const RETRY_MAX_MS = 15000;
 const TOAST_MS = 6000;
 const AUDIT_CLASSES = ['when', 'who', 'command', 'args', 'outcome'];
 const FINAL = ['ok', 'entered', 'overridden'];   // a result that is the round's (store.FINAL)
+// The Boards table's columns: a view's field, and the desk's alert (views.py) that flags it.
+const HEALTH = [['board', null], ['fw', 'firmware'], ['battery', 'battery'],
+                ['rssi_dbm', 'weak signal'], ['flash_kb', null], ['reboots', null]];
+const HEALTH_ALERTS = HEALTH.map(([, alert]) => alert).filter((a) => a);
 
 const S = {
   room: null,            // /api/room without its tables
@@ -142,6 +146,42 @@ function drawTile(rec) {
                 ($('#f-alerts').checked && !alerts.length);
 }
 
+// Each table's board health from its hello, in table order: a value the desk flags is
+// marked (class "flag") and its alert named in the row's last cell, in words.
+function drawBoards() {
+  const recs = [...S.tables.values()].sort((a, b) => a.v.table - b.v.table);
+  const rows = recs.map(({v}) => [v.table, HEALTH.map(([k]) => v[k]),
+                                  v.alerts.filter((a) => HEALTH_ALERTS.includes(a))]);
+  const body = $('#boards-table tbody');
+  const want = JSON.stringify([lang, rows]);
+  if (body.dataset.shown === want) return;
+  body.dataset.shown = want;
+  body.replaceChildren(...rows.map(([tbl, values, alerts]) => {
+    const tr = document.createElement('tr');
+    tr.dataset.table = tbl;
+    const cell = (text, cls) => {
+      const td = document.createElement('td');
+      td.textContent = text;
+      if (cls) td.className = cls;
+      tr.append(td);
+      return td;
+    };
+    cell(tbl);
+    HEALTH.forEach(([key, alert], i) => {
+      const td = cell(values[i] === null ? '–' : values[i], alerts.includes(alert) ? 'flag' : '');
+      td.dataset.field = key;
+    });
+    cell('', 'alerts').append(...alerts.map((k) => {
+      const s = document.createElement('span');
+      s.className = 'chip';
+      s.textContent = t('alert_' + k.replace(/ /g, '_'));
+      return s;
+    }));
+    return tr;
+  }));
+  $('#no-boards').hidden = rows.length > 0;
+}
+
 function place(rec) {
   // Tiles in table order: a new table goes before the first higher one.
   const tiles = $('#tiles');
@@ -164,6 +204,7 @@ function takeView(v, at) {
   rec.v = v;
   rec.at = at;
   drawTile(rec);
+  drawBoards();
   // Its results row changes with a result, a verification, or a record (its penalties).
   if (before && (before.verified !== v.verified || before.result !== v.result
                  || before.recorded !== v.recorded)) resultsSoon();
@@ -629,6 +670,7 @@ function redrawAll() {
   drawHeader();
   tick();
   drawResults();
+  drawBoards();
   drawCarries();
   drawAudit();
   setConn($('#conn').dataset.live === '1');
