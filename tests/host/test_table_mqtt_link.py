@@ -94,10 +94,10 @@ class WatchedTable:
     """The real app (duelclock.app.main on boards/SIM, tests/host/upy_link_watch.py) with
     an MQTT config; its watch lines (one a second) collected in `lines`."""
 
-    def __init__(self, workdir, name, mqtt):
+    def __init__(self, workdir, name, mqtt, table):
         self.dir = os.path.join(workdir, name)
         os.makedirs(self.dir)
-        cfg = {"table": 7, "key": table_secret(KEY_HEX, 7), "lang": "en", "event": "ev",
+        cfg = {"table": table, "key": table_secret(KEY_HEX, table), "lang": "en", "event": "ev",
                "link": "mqtt", "mqtt": dict(mqtt, keepalive_s=KEEPALIVE_S)}
         self.config = os.path.join(self.dir, "duelclock.json.in")
         with open(self.config, "w") as f:
@@ -232,11 +232,13 @@ def faults(tmp_path_factory):
     ports = dict({n: p.port for n, p in proxies.items()}, unreachable=hole.port)
     tables = {}
     try:
-        for name in SCENARIOS:
+        for table, name in enumerate(SCENARIOS, 7):
             mqtt = {"host": "127.0.0.1", "port": ports[name]}
             if name == "refused":       # a user the broker knows, a wrong password: CONNACK 5
                 mqtt.update(user="table", password="not-" + locked.users["table"])
-            tables[name] = WatchedTable(work, name, mqtt).start()
+            # a table number each, so a client id each: on one broker a second connect with
+            # the same id takes the first one's session away
+            tables[name] = WatchedTable(work, name, mqtt, table).start()
         end = time.monotonic() + 20
         while not tables["drops"].up_since(0) and time.monotonic() < end:
             time.sleep(0.1)
@@ -322,7 +324,7 @@ def test_a_table_joins_a_tls_broker_with_its_password(tls_broker, tmp_path):
     b = tls_broker
     sub, got, subscribed = watch(b.plain_port, "duelclock/ev/table/7/report",
                                  user=("desk", b.users["desk"]))
-    table = WatchedTable(str(tmp_path), "tls", tls_config(b)).start()
+    table = WatchedTable(str(tmp_path), "tls", tls_config(b), 7).start()
     try:
         assert subscribed.wait(10)
         end = time.monotonic() + 20
@@ -341,8 +343,8 @@ def test_a_table_joins_a_tls_broker_with_its_password(tls_broker, tmp_path):
 
 def test_a_broker_certificate_from_another_ca_is_refused_and_the_table_runs_on(tls_broker,
                                                                                tmp_path):
-    table = WatchedTable(str(tmp_path), "other-ca", tls_config(tls_broker, tls_broker.other_ca))
-    table.start()
+    cfg = tls_config(tls_broker, tls_broker.other_ca)
+    table = WatchedTable(str(tmp_path), "other-ca", cfg, 7).start()
     try:
         end = time.monotonic() + 30
         while len(table.lines) < 8 and table.proc.poll() is None and time.monotonic() < end:
