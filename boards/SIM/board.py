@@ -302,8 +302,8 @@ class _LocalClock:
         return self.us
 
 
-local_ms = _LocalClock(float(os.getenv("DUELCLOCK_SIM_SPEED") or 1),
-                       float(os.getenv("DUELCLOCK_SIM_PPM") or 0))
+LOCAL_PER_REAL = float(os.getenv("DUELCLOCK_SIM_SPEED") or 1)
+local_ms = _LocalClock(LOCAL_PER_REAL, float(os.getenv("DUELCLOCK_SIM_PPM") or 0))
 sub_us = local_ms.sub_us
 
 

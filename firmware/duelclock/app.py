@@ -4,8 +4,9 @@
 #   frame task    Ui.tick -> view.build -> renderer.plan -> a window at a time: paint it,
 #                 let the other tasks run; then display.show(windows) (a whole frame at
 #                 62.5 MHz SPI: 8.3 ms); alerts -> buzzer. A frame when a key or a desk
-#                 command came in, or when the clocks' second turns (_FLASH_MS while the
-#                 screen flashes); none when the Screen is the same as the last one drawn.
+#                 command came in (Table.poke wakes it), or when the clocks' second turns
+#                 (_FLASH_MS while the screen flashes); asleep between, never polling; none
+#                 when the Screen is the same as the last one drawn.
 #   link task     link.poll -> Session.feed (commands, sync replies); Session.tick (sync
 #                 requests, state, record, result: core/session.py) -> link.send
 #
@@ -37,7 +38,6 @@ from .link import make_link
 
 _KEY_SCAN_MS = const(15)
 _FRAME_MS = const(1000)         # the longest between two looks at the screen
-_FRAME_POLL_MS = const(5)       # the frame task's look for a key or command meanwhile
 _FLASH_MS = const(250)          # the flash alert's blink
 _LINK_MS = const(20)
 _SYNC_POLL_MS = const(2)        # while a sync reply is due: its arrival time is t4, keep it tight
@@ -63,13 +63,15 @@ class Table:
         self.session = s = Session(
             unhexlify(cfg["key"]), cfg["table"], files.next_boot(), Journal(root + "/journal"),
             files, link.send, WIFI_BUDGET_MS if cfg.get("link") == "mqtt" else SERIAL_BUDGET_MS,
-            cfg.get("pins"), cfg.get("lang", "en"), lambda: (local_ms(), sub_us()))
+            cfg.get("pins"), cfg.get("lang", "en"), lambda: (local_ms(), sub_us()),
+            getattr(board, "LOCAL_PER_REAL", 1))
         self.ui = s.ui
         self.flash_until = self.battery_due = 0
         self.battery = None
         self.dimmed = False
         self.shown = self.spare = None  # the Screen on the display, the next one's
         self.poked = False            # something came in: look at the screen now
+        self.napper = None            # the frame task while it sleeps till the next change
 
     # --- the screen -----------------------------------------------------------------------
 
@@ -168,7 +170,15 @@ class Table:
 
     def key(self, intent):
         self.session.key(intent, self.local_ms())
+        self.poke()
+
+    def poke(self):
+        """Something came in (a key, a desk command): the frame task looks at the screen now.
+        Asleep, it is woken by a cancel (what a board's loop does between changes: no
+        polling; an exception object only when something came in)."""
         self.poked = True
+        if self.napper is not None:
+            self.napper.cancel()
 
 
 # --- tasks -------------------------------------------------------------------------------
@@ -180,7 +190,8 @@ async def keys_task(table, keys):
         await asyncio.sleep_ms(_KEY_SCAN_MS)
 
 
-async def frame_task(table, renderer, present):
+async def frame_task(table, renderer, present, local_per_real=1):
+    me = asyncio.current_task()
     while True:
         wait, windows = table.frame(renderer)
         due = table.local_ms() + wait
@@ -189,8 +200,17 @@ async def frame_task(table, renderer, present):
                 renderer.paint(w)
                 await asyncio.sleep_ms(0)
             present(windows)
-        while not table.poked and table.local_ms() < due:
-            await asyncio.sleep_ms(_FRAME_POLL_MS)
+        if table.poked:
+            continue
+        table.napper = me
+        try:
+            left_ms = due - table.local_ms()
+            if local_per_real != 1:             # a simulated board's faster clock
+                left_ms = int(left_ms / local_per_real) + 1
+            await asyncio.sleep_ms(max(0, left_ms))
+        except asyncio.CancelledError:      # Table.poke: a key or a desk command
+            pass
+        table.napper = None
 
 
 async def link_task(table):
@@ -201,7 +221,7 @@ async def link_task(table):
         if data:
             for msg in s.feed(data, table.local_ms(), table.sub_us()):
                 if msg["k"] != "sync":      # a sync reply's new age waits for the second
-                    table.poked = True
+                    table.poke()
         if table.link.up and not was_up:
             # the board's health for the desk: battery, free flash (KB), Wi-Fi signal
             b = table.board
@@ -300,6 +320,7 @@ def _main(board, root):
 
     async def run():
         asyncio.create_task(keys_task(table, board.keys))
-        asyncio.create_task(frame_task(table, renderer, present))
+        asyncio.create_task(frame_task(table, renderer, present,
+                                       getattr(board, "LOCAL_PER_REAL", 1)))
         await link_task(table)
     asyncio.run(run())

@@ -9,7 +9,9 @@ A table's report, once Decoder-checked (signed by that table, fresh seq):
   state  -> stored, shown; a table in the running round whose state shows an older round
             (rebooted, lost its journal, missed the start) gets the round's commands again,
             each with a new seq, at most every REPUSH_MS
-  record -> events stored by index, each once (a resent or reordered chunk changes nothing);
+  record -> events stored by index, each once (a resent or reordered chunk changes nothing),
+            and once committed acked as "stored" up to the events held from the first on
+            (the table sends none of those again: no whole record every few seconds);
             an index re-sent with another body is "record changed" at once (both kept, both
             on the sheet), an event that arrives too long after its own time is "late
             entry" (lateness.py: over LINKED_LATE_MS if the desk heard the table then, made
@@ -17,9 +19,10 @@ A table's report, once Decoder-checked (signed by that table, fresh seq):
             confirms it with the players), one first received after the head judge closed
             the round "after close" (stored all the same); the verification's note repeats
             them
-  result -> stored; verified (verification.py): "ok" is acked, "mismatch" never is,
-            "incomplete" is checked again as records arrive (the table resends what is not
-            acked; the protocol has no request message)
+  result -> stored; verified (verification.py): "ok" is acked (the final ack, no "stored":
+            the table may then rotate the match out), "mismatch" never is, "incomplete" is
+            checked again as records arrive (the table resends what is not acked, and the
+            result until its final ack; the protocol has no request message)
   sync   -> answered at once: t2 = receipt (stamped by the link), t3 = send, re = its seq,
             and their us (t2u, t3u) if it asked (`us`); not answered once it waited in the
             desk over clock.RETRY_MS (the table asked again)
@@ -55,7 +58,7 @@ def _us_past(ms):
 
 class Protocol:
     """Uses of Desk: store, key, event, enc, dec, links, route, pushed, silent, drops,
-    link_drops, round, now_ms, on_change; in_round() and repush() (commands.py);
+    link_drops, round, now_ms, speed, on_change, stored; in_round() and repush() (commands.py);
     table_view()."""
 
     def lines(self, link, lines, rx_ms, retained=False):
@@ -96,10 +99,11 @@ class Protocol:
         getattr(self, "_on_" + k)(link, msg, exact if k == "sync" else rx_ms)
 
     def _on_sync(self, link, msg, rx_ms):
-        if self.now_ms() - rx_ms > RETRY_MS:
+        if self.now_ms() - rx_ms > RETRY_MS * self.speed:
             # It waited in the desk's queue longer than the table waits for a reply: the table
             # has asked again and would drop this answer. Answering it would only delay the
             # answers still awaited (a desk behind on its queue would fall further behind).
+            # Real ms: a simulated table's clock at speed waits as long (core/clock.py scale).
             return
         t3 = max(rx_ms, self.stamp_ms())
         fields = {"t1": msg["t1"], "t2": int(rx_ms), "t3": int(t3), "re": msg["seq"]}
@@ -136,6 +140,7 @@ class Protocol:
                               start and start["start_ms"],
                               lambda at_ms: self.heard.late_after(tbl, at_ms), NOT_LATE,
                               start and start["closed_ms"])
+        self.stored.add((tbl, round_no))          # acked once committed (ack_stored)
         # Shown at once: its results row, its flags (a record no longer comes with a state).
         self.on_change("table", self.table_view(tbl))
         r = self.store.result(tbl, round_no)
@@ -169,8 +174,22 @@ class Protocol:
             self.on_change("table", view)
 
     def _ack(self, tbl, round_no, events):
+        """The final ack: the result settled, the record held whole."""
         self.send_to(tbl, "ack", {"round": round_no, "events": events})
         self.store.acked(tbl, round_no, events)
+
+    def ack_stored(self):
+        """Once the store committed: each record that came in since is acked "stored" up to
+        the events it holds from the first on (a gap stops it: what is past it comes again)."""
+        stored, self.stored = self.stored, set()
+        lines = []
+        for tbl, round_no in sorted(stored):
+            held = self.store.held_events(tbl, round_no)
+            if held:
+                lines.append((tbl, self._build("ack", {"round": round_no, "events": held,
+                                                       "stored": True}, tbl)))
+        if lines:
+            self.send_lines(lines)
 
     # --- sending ----------------------------------------------------------------------------
 

@@ -312,3 +312,25 @@ def test_an_old_lopsided_exchange_loosens_with_a_young_drift():
         c.sample(local, local + 4001, local + 4001, local + 2)
         local += 1000
     assert abs(c.offset_ms(local) - 4000) <= 0.5, c.offset_ms(local)
+
+
+def test_a_simulated_board_at_speed_syncs_as_a_board_on_the_same_link():
+    # A simulated table whose clock runs 40x real time (scale 40) sees every real delay of
+    # its link 40 times longer in local ms: a 10 ms round trip (400 local ms) and a 2 ms
+    # jitter are what a board's link gives, so they count as on a board.
+    board, sim = Clock(SERIAL_BUDGET_MS), Clock(SERIAL_BUDGET_MS, scale=40)
+    assert (sim.budget_ms, sim.max_delay_ms, sim.retry_ms) == (
+        40 * SERIAL_BUDGET_MS, 40 * clock.MAX_DELAY_MS, 40 * clock.RETRY_MS)
+    assert board.sample(0, 20000, 20000, 30000) == "delay"   # 30 s: worthless on a board
+    assert sim.sample(0, 20000, 20000, 30000) is None         # 0.75 s real: still counts
+    sim.sent(40000)                 # a request out: its reply may take 40 s of local time
+    assert sim.next_exchange_in_ms(40000) == sim.max_delay_ms
+    # Settled on a link with 1 real ms of noise (40 local ms): a board's period, not the
+    # budget's half-second pace of a link 40 times worse.
+    c, local = Clock(SERIAL_BUDGET_MS, scale=40), 0
+    for i in range(8 * clock.BURST):
+        local += c.next_exchange_in_ms(local)
+        c.sent(local)
+        jitter = 40 * (i % 3)
+        c.sample(local, local + 400 + jitter, local + 400 + jitter, local + 800 + jitter)
+    assert c.next_exchange_in_ms(local) > clock.MAX_PERIOD_MS // 2

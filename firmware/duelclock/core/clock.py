@@ -75,9 +75,16 @@ class Clock:
     the leg out); on the desk's reply calls sample(t1, t2, t3, now). desk_now_ms(local) is
     then desk time (None before FIRST exchanges); age_ms and error_ms say how much to trust
     it.
-    `drift_ppm`: the drift (desk - local slope, ppm) kept from an earlier boot, or None."""
+    `drift_ppm`: the drift (desk - local slope, ppm) kept from an earlier boot, or None.
+    budget_ms, max_delay_ms (MAX_DELAY_MS) and retry_ms (RETRY_MS) are in local ms."""
 
-    def __init__(self, budget_ms=SERIAL_BUDGET_MS, jump_ms=None, drift_ppm=None):
+    def __init__(self, budget_ms=SERIAL_BUDGET_MS, jump_ms=None, drift_ppm=None, scale=1):
+        # scale: local ms per real ms (a simulated board's faster clock, its LOCAL_PER_REAL):
+        # what is about the link's real delays (the budget, the longest delay, the retry)
+        # is that many local ms, so a simulated table syncs as a board on the same link.
+        budget_ms *= scale
+        self.max_delay_ms = MAX_DELAY_MS * scale
+        self.retry_ms = RETRY_MS * scale
         self.budget_ms = budget_ms
         self.jump_ms = budget_ms if jump_ms is None else jump_ms
         self._samples = []        # (t1 + t4, t2 - t1, t3 - t4) less _base: ints, and the us
@@ -129,7 +136,7 @@ class Clock:
         if t4 < t1 or t3 < t2:
             return "order"
         delay = (t4 - t1) - (t3 - t2) - out - back
-        if delay < MIN_DELAY_MS or delay > MAX_DELAY_MS:
+        if delay < MIN_DELAY_MS or delay > self.max_delay_ms:
             return "delay"
         if self._base is None:
             self._base = (t1 + t4, t2 - t1)
@@ -268,5 +275,5 @@ class Clock:
                 reach = self._ref + int(spare / self._drift_err) if spare > 0 else self._last
                 due = max(min(due, reach), self._last + BURST_PERIOD_MS)
         if self._sent is not None and (self._last is None or self._sent > self._last):
-            due = max(due, self._sent + min(max(period, MAX_DELAY_MS), RETRY_MS))
+            due = max(due, self._sent + min(max(period, self.max_delay_ms), self.retry_ms))
         return max(0, due - local_ms)
