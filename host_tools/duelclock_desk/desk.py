@@ -49,13 +49,16 @@ class Desk(Protocol, Commands):
         self.pushed = {}           # tbl -> desk ms of the last round push to it
         self.silent = set()
         self.heard = LinkHistory()  # when each table was linked: late entry (lateness.py)
+        self.stored = set()         # (tbl, round) of records stored since the last flush
         self.drops = dict.fromkeys(DROPS + ("stale", "refused"), 0)
         self.link_drops = {l.url: dict.fromkeys(DROPS, 0) for l in self.links}
         self.round = store.current_round()
         self._cmds = store.cmds(self.round["round"]) if self.round else []
 
     def flush(self):
+        """Commit what came in; then ack the records it held (nothing acked is uncommitted)."""
         self.store.commit()
+        self.ack_stored()
 
     def close(self):
         self.store.close()
@@ -68,7 +71,7 @@ class Desk(Protocol, Commands):
                     and t["tbl"] not in self.silent:
                 self.silent.add(t["tbl"])
                 self.on_change("table", views.view(self, t, now))
-        self.store.commit()
+        self.flush()
 
     def table_view(self, tbl):
         """What status shows of one table, None for a table never heard from."""

@@ -415,6 +415,14 @@ class Store:
         """Whether some event of the record reached the desk after the round was closed."""
         return any(f[1] == "after_close" for f in self.flags(tbl, round_no))
 
+    def held_events(self, tbl, round_no):
+        """How many of the record's events the store holds from the first on, unbroken."""
+        n, last = self._one("SELECT COUNT(*), MAX(idx) FROM records WHERE tbl = ? AND round = ?",
+                            (tbl, round_no))
+        if not n or last == n - 1:          # indexes are unique: n of them up to n - 1
+            return n
+        return len(self.events(tbl, round_no))
+
     def event_count(self, tbl, round_no):
         return self._one("SELECT COUNT(*) FROM records WHERE tbl = ? AND round = ?",
                          (tbl, round_no))[0]

@@ -174,6 +174,60 @@ def test_a_round_is_journalled_and_its_record_and_result_go_out_until_acked():
     assert "record" not in desk.kinds() and "result" not in desk.kinds()
 
 
+def test_events_the_desk_stored_never_go_again_and_the_result_goes_till_settled():
+    journal = ListJournal()
+    s, link = table(journal)
+    desk = Desk()
+    now = synced(s, link, desk)
+    s.feed(desk.cmd("round", ROUND), now)
+    for ev in MATCH[:2]:
+        assert s.ui.record(ev)
+    s.tick(now)                                 # the oldest unsent one starts lingering
+    now += LINGER_MS + 1
+    s.tick(now)
+    desk.take(link)
+    assert desk.last("record")["total"] == 3
+    # The desk committed the three: a "stored" ack, so no resend of them, ever.
+    s.feed(desk.cmd("ack", {"round": 2, "events": 3, "stored": True}), now)
+    desk.got = []
+    for _ in range(3):
+        now += RESEND_MS + 1
+        s.tick(now)
+    desk.take(link)
+    assert "record" not in desk.kinds() and s.acked == 3
+    # The rest of the match: only the new events go, then the result, and the result goes
+    # again every RESEND_MS while the final ack does not come; stored acks settle nothing.
+    for ev in MATCH[2:]:
+        assert s.ui.record(ev)
+    now += 20
+    s.tick(now)
+    desk.take(link)
+    rec = desk.last("record")
+    assert (rec["first"], len(rec["events"]), rec["total"]) == (3, 2, 5)
+    s.feed(desk.cmd("ack", {"round": 2, "events": 5, "stored": True}), now)
+    desk.got = []
+    now += RESEND_MS + 1
+    s.tick(now)
+    desk.take(link)
+    assert desk.kinds().count("result") == 1 and "record" not in desk.kinds()
+    assert journal.collected == []              # held, but the result is not settled yet
+    s.feed(desk.cmd("ack", {"round": 2, "events": 5}), now)
+    assert journal.collected == [1]
+    desk.got = []
+    s.tick(now + 3 * RESEND_MS)
+    desk.take(link)
+    assert "record" not in desk.kinds() and "result" not in desk.kinds()
+    # A judge's penalty after the match: the new event, then the result again at once (the
+    # desk verifies the record with it: what it carries into the next round).
+    now += 3 * RESEND_MS
+    assert s.ui.record({"t": 5000, "ev": "penalty", "p": "B", "kind": "warning",
+                        "code": "slow_play", "judge": "floor"})
+    s.tick(now)
+    s.tick(now + 20)
+    desk.take(link)
+    assert desk.last("record")["first"] == 5 and desk.last("result")["events"] == 6
+
+
 def test_a_long_record_goes_in_batches_and_a_new_link_sends_what_was_not_acked():
     s, link = table()
     desk = Desk()

@@ -227,9 +227,9 @@ class SessionTable:
         """Time the desk gave this match (its extensions), as recorded."""
         return sum(ev["ms"] for ev in self.record if ev["ev"] == "extend")
 
-    def _last(self, k):
+    def _last(self, k, stored=None):
         for msg in reversed(self.taken):
-            if msg["k"] == k:
+            if msg["k"] == k and (stored is None or bool(msg.get("stored")) == stored):
                 return msg
         return None
 
@@ -248,8 +248,14 @@ class SessionTable:
 
     @property
     def acked(self):
-        """(round, events) of the desk's last ack, or None."""
-        msg = self._last("ack")
+        """(round, events) of the desk's last final ack (the result settled), or None."""
+        msg = self._last("ack", stored=False)
+        return None if msg is None else (msg["round"], msg["events"])
+
+    @property
+    def held(self):
+        """(round, events) of the desk's last "stored" ack (events it committed), or None."""
+        msg = self._last("ack", stored=True)
         return None if msg is None else (msg["round"], msg["events"])
 
 
@@ -302,6 +308,7 @@ class Room:
             up = self.to_desk(up)
             if up:
                 self.link.receive(b"".join(up))
+                self.desk.flush()         # as the desk's service after each batch taken
             if not down and not up:
                 return
         raise AssertionError("the room never went quiet")

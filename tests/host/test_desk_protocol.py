@@ -124,6 +124,45 @@ def test_record_chunks_are_stored_once_whatever_the_order(tmp_path):
     assert not [x for x in seen[sent:] if b'"k":"record"' in x]
 
 
+def test_what_the_desk_committed_is_acked_stored_up_to_a_gap_and_never_sent_again(tmp_path):
+    r = room(tmp_path, n=1)
+    start(r, round=3, seating=True)
+    t = r.tables[1]
+    events, expect = long_match()
+    lost, chunks = [], []
+
+    def lose_the_third_chunk(lines):
+        recs = [x for x in lines if b'"k":"record"' in x]
+        chunks.extend(recs)
+        if len(chunks) >= 3 and not lost:
+            lost.append(json.loads(chunks[2]))
+            return [x for x in lines if x is not chunks[2]]
+        return lines
+    r.to_desk = lose_the_third_chunk
+    sent = []
+    t.session.send = (lambda send: lambda line, kind: sent.append(line) or send(line, kind))(
+        t.session.send)
+    t.play(events[:40], r.local(1))
+    r.run(3000)
+    gap = lost[0]["first"]
+    assert 0 < gap < len(t.record) - len(lost[0]["events"])      # events past the gap
+    assert r.store.event_count(1, 3) == len(t.record) - len(lost[0]["events"])
+    # The events before the lost chunk held, those after it too: the stored ack stops at
+    # the gap, and only what it did not cover goes again (after RESEND_MS without an ack).
+    assert t.held == (3, gap) and t.acked is None
+    r.to_desk = lambda lines: lines
+    del sent[:]
+    r.run(RESEND_MS + 1000)
+    again = [json.loads(x) for x in sent if b'"k":"record"' in x]
+    assert again and min(m["first"] for m in again) == gap
+    n = len(t.record)
+    assert t.held == (3, n) and r.store.held_events(1, 3) == n
+    # Everything held: nothing goes again, however long.
+    del sent[:]
+    r.run(3 * RESEND_MS)
+    assert not [x for x in sent if b'"k":"record"' in x]
+
+
 def test_a_resend_after_a_lost_ack_is_acked_again(tmp_path):
     r = room(tmp_path, n=1)
     start(r)
@@ -221,8 +260,8 @@ def test_a_rebooted_table_without_its_round_gets_it_again(tmp_path):
     assert [ev["ev"] for ev in new.record[1:]] == ["pause", "extend"]
     assert new.match.paused_at is not None
     assert new.record[1]["t"] == old.record[1]["t"] and new.record[2]["t"] == old.record[2]["t"]
-    r.run(3 * REPUSH_MS)                          # it has the round now: nothing more
-    assert len(new.taken) == 3
+    r.run(3 * REPUSH_MS)            # it has the round now: nothing more but its record's ack
+    assert [m["k"] for m in new.taken if m["k"] != "ack"] == ["round", "pause", "extend"]
 
 
 def test_rounds_only_go_up_and_the_same_round_takes_a_late_table(tmp_path):

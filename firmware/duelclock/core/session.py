@@ -24,11 +24,14 @@
 #                     oldest unsent one has waited _LINGER_MS (a burst of entries is one
 #                     message, and a round start's 2,000 records do not crowd its 2,000
 #                     states), at once when a batch is full or the match is over
-#   tick, over        once sent == total: the result (sent again with a resend)
+#   tick, over        once sent == total: the result; again every _RESEND_MS until the
+#                     final ack
 #   _RESEND_MS after the last record without an ack: sent = acked (no lingering), the
 #                     result again
-#   ack{events}       acked = max(acked, min(events, total)); over and all held: the
-#                     journal marks the match collected
+#   ack{events, stored}  the desk committed events 0..events: acked = max(acked,
+#                     min(events, total)); none of them goes again
+#   ack{events}       the final ack (the desk verified the result, or a judge settled it):
+#                     as above, and over and all held: the journal marks the match collected
 #   hello             sent = acked (a new link: the desk may have missed some; no lingering)
 #
 # The state goes out when it changed (looked at once after a line from the desk or an
@@ -51,7 +54,7 @@
 import json
 
 from . import const
-from .clock import MAX_DELAY_MS, Clock
+from .clock import Clock
 from .lang import tr
 from .record import JournalFull, parse_line
 from .rules import START_LP
@@ -73,11 +76,12 @@ RUNNING = ("remaining_ms", "sync_age_ms", "sync_err_ms", "drops")
 class Session:
     """One table's side of docs/protocol.md. `key`: the table's own key (table_key), `boot`:
     its boot counter (seqs stay above every earlier boot's), `budget_ms`: the Clock's,
-    `pins` and `lang`: the Ui's (the judges' PIN hashes, the first language); journal,
-    files, send and ticks as above."""
+    `pins` and `lang`: the Ui's (the judges' PIN hashes, the first language), `scale`:
+    the Clock's (a simulated board's local ms per real ms); journal, files, send and ticks
+    as above."""
 
     def __init__(self, key, tbl, boot, journal, files, send, budget_ms, pins, lang,
-                 ticks=None):
+                 ticks=None, scale=1):
         self.journal = journal
         self.files = files
         self.send = send
@@ -86,7 +90,7 @@ class Session:
         seen = files.read("seen", int)
         self.dec = Decoder(key, tbl, seen={0: seen[0]} if seen else None)
         drift = files.read("drift", float)
-        self.clock = Clock(budget_ms, drift_ppm=drift[0] if drift else None)
+        self.clock = Clock(budget_ms, drift_ppm=drift[0] if drift else None, scale=scale)
         self.drift_saved = False      # this boot's drift is on flash (one write a boot)
         self.ui = Ui(tbl, self.save, pins, lang)
         self.settings = {}            # what the table shows that is no match event
@@ -107,6 +111,8 @@ class Session:
         self.sent_at = 0
         self.unsent_at = None         # local ms the oldest unsent event was first seen
         self.result_sent = False
+        self.result_at = 0            # local ms the result last went
+        self.settled = False          # the final ack came for the current match
         self.sync_at = 0              # local ms of the next sync request (0: ask the clock;
                                       # its answer moves only with an exchange or a request,
                                       # and working it out takes float arithmetic)
@@ -211,9 +217,9 @@ class Session:
             self.unsaved = []
             self.total, self.acked, self.sent = 0, 0, 0
             self.unsent_at = None
-            self.result_sent = False
         self.unsaved.append(dict(ev))
         self.total += 1
+        self.result_sent = self.settled = False     # a penalty after the match: verified again
         try:
             self._write_unsaved()
         except OSError:                   # not JournalFull: the event is not confirmed
@@ -321,6 +327,9 @@ class Session:
         if m is None or m.round_no != msg["round"]:
             return
         self.acked = max(self.acked, min(msg["events"], self.total))
+        if msg.get("stored"):
+            return                  # held, not yet settled: the result still counts
+        self.settled = True
         if m.over and self.acked == self.total and self.match_id is not None \
                 and not self.unsaved:
             try:
@@ -348,8 +357,8 @@ class Session:
 
     def reply_due(self, local_ms):
         """True while a sync reply is due and could still count (the clock takes none that
-        took over MAX_DELAY_MS): meanwhile the app polls its link tight, for t4."""
-        return self.sync_seq is not None and local_ms - self.sync_t1 <= MAX_DELAY_MS
+        took over its max_delay_ms): meanwhile the app polls its link tight, for t4."""
+        return self.sync_seq is not None and local_ms - self.sync_t1 <= self.clock.max_delay_ms
 
     def state(self, local_ms):
         m = self.ui.match
@@ -428,7 +437,9 @@ class Session:
                 self._send_record(m.round_no, now)
         if self.sent == self.total:
             self.unsent_at = None
-        if m.over and not self.result_sent and self.sent >= self.total:
+        if m.over and self.sent >= self.total and not self.settled and (
+                not self.result_sent or now - self.result_at > _RESEND_MS):
+            self.result_at = now
             self.result_sent = self._send("result", {"round": m.round_no, "result": m.result,
                                                      "wins": dict(m.wins), "events": self.total})
 

@@ -91,7 +91,8 @@ DESK_TYPES = {   # desk -> table
     "pause": ((("at_ms", _int),), ()),
     "resume": ((("at_ms", _int),), ()),
     "extend": ((("round", _uint), ("ms", _uint)), (("at_ms", _int),)),
-    "ack": ((("round", _uint), ("events", _uint)), ()),
+    # stored: the desk holds these events (no final ack: the result is still to settle)
+    "ack": ((("round", _uint), ("events", _uint)), (("stored", _bool),)),
     # the request's t1 echoed, the desk's receive and send ms, re: the request's seq; t2u and
     # t3u: the us past t2 and t3, when the request asked for them
     "sync": ((("t1", _int), ("t2", _int), ("t3", _int), ("re", _uint)),
