@@ -26,12 +26,15 @@ After each fault is over ("recovered"):
   rows for it, event by event (lost: a journal event the store lacks at its index;
   duplicated: a stored row beyond those); every result verified and equal to its script's.
 
-Clock figures are in desk ms. The room runs `speed` times real time, so the tables' ticks
-(1 real ms) are `speed` desk ms apart and every real delay is `speed` times longer: the same
-measurement before any fault (the baseline, reported) already reads up to about one tick,
-~40 desk ms at 40x. A fault's figure (recovery_clock_error_ms) is the worst table's error
-after it less that one tick of resolution, in desk ms, against the 50 ms budget. A desk-time
-step or a table that lost the desk's time shows whole (a 2 s step reads ~2000).
+Clock figures: measured in desk ms, judged in real ms. The room runs `speed` times real
+time, so the tables' ticks (1 real ms) are `speed` desk ms apart and every real delay (a
+loopback hop, a process waiting for one of two cores) is `speed` times longer in desk ms:
+a 2 ms scheduling hiccup reads 80 desk ms at 40x. So each table's error after a fault, less
+that one tick of resolution, is divided by the speed back into real ms and held to its own
+link's budget, the one the product promises (core/clock.py: SERIAL_BUDGET_MS on USB,
+WIFI_BUDGET_MS on Wi-Fi). A desk-time step or a table that lost the desk's time still
+shows whole: a 2 s step reads ~2000 desk ms, 49 real ms at 40x, over either budget. The
+same measurement before any fault is the baseline, held to the same budgets.
 
     soak(minutes, scratch_dir)  rounds with the faults in random order and timing
     bench(scratch_dir)          one round, each fault once
@@ -45,6 +48,7 @@ import sys
 import threading
 import time
 
+from duelclock.core.clock import SERIAL_BUDGET_MS, WIFI_BUDGET_MS
 from duelclock.core.jsonio import dumps_event
 from duelclock.core.replay import Replay
 from simulator import scripts as S
@@ -58,7 +62,6 @@ SPEED = 40.0
 MIN = 60000
 FAULTS = ("broker_restart", "desk_restart", "link_down_serial", "link_down_mqtt",
           "wall_step_plus", "wall_step_minus")
-CLOCK_BUDGET_MS = 50          # desk ms, past one tick of resolution (see above)
 LINK_DOWN_MS = 5 * MIN        # desk ms
 WALL_STEP_MS = 2000
 SERIAL_CUT, MQTT_CUT = 2, 4   # the tables whose link goes down
@@ -182,7 +185,8 @@ class Run:
         self.records = {}            # tbl -> (lost, duplicated, journal events)
         self.verified = None
         self.results = {}
-        self.baseline_ms = None
+        self.baseline = {}           # tbl -> desk ms error before the first fault
+        self.baseline_ms, self.baseline_ok = None, False   # its worst, real ms; in budget
         self.wall_step_ms = 0        # the desk's wall clock now, against the machine's
 
     # --- the round ------------------------------------------------------------------------
@@ -192,7 +196,8 @@ class Run:
         sampler = None
         try:
             room.start()
-            room.start_round(1, seating=True, limit="45m", cap="30m", at="+2m")
+            room.wait_synced()
+            room.start_round(1, seating=True, limit="45m", cap="30m", at="+3m")
             sampler = Sampler(room.store)
             sampler.start()
             player = threading.Thread(target=room.play, args=(self.scripts,), daemon=True)
@@ -314,13 +319,30 @@ class Run:
         self.log("view not recovered: %r" % (self.last_view,))
         return None
 
+    def budget_ms(self, n):
+        """Table n's clock budget, real ms: its link's."""
+        return SERIAL_BUDGET_MS if self.room.tables[n].link == "serial" else WIFI_BUDGET_MS
+
+    def real_ms(self, desk_ms):
+        """An error in desk ms as real ms past one tick (the table's 1-ms tick is `speed`
+        desk ms), to 0.01 ms."""
+        return round(max(0.0, abs(desk_ms) - self.speed) / self.speed, 2)
+
+    def _judge(self, per_table):
+        # {tbl: desk ms or None} -> (worst real ms or None, every table within its budget)
+        if not per_table or None in per_table.values():
+            return None, False
+        real = {n: self.real_ms(e) for n, e in per_table.items()}
+        return max(real.values()), all(r <= self.budget_ms(n) for n, r in real.items())
+
     def _clock_errors(self, samples, first_fault_ms):
-        """Per fault the worst table's |error| (desk ms) from the states after re-sync, and
-        that less one tick (the baseline: the same before the first fault)."""
-        tick_ms = self.speed                   # a table's 1-ms tick in desk ms
+        """Per fault each table's error (desk ms) from the states after re-sync, the worst
+        of them in real ms past one tick, and whether each is within its link's budget;
+        the same before the first fault (the baseline)."""
         settle, window = SETTLE_S * self.speed * 1000, WINDOW_S * self.speed * 1000
         base = [s for s in samples if first_fault_ms - 2 * window <= s[1] < first_fault_ms]
-        self.baseline_ms = _worst(base)
+        self.baseline = _per_table(base)
+        self.baseline_ms, self.baseline_ok = self._judge(self.baseline)
         deadline = RESYNC_DEADLINE_S * self.speed * 1000
         for names, rec, nxt in self.recoveries:
             end_all = rec + deadline if nxt is None else min(nxt, rec + deadline)
@@ -334,32 +356,32 @@ class Run:
                     err[n] = max(s[2] - s[1] for s in mine)
                 else:
                     err[n] = None
-            worst = None if None in err.values() else max(abs(e) for e in err.values())
+            worst, ok = self._judge(err)
             for name in names:
-                self.faults[name].update(clock_err_desk_ms=worst, per_table=err,
-                                         clock_err_ms=None if worst is None
-                                         else max(0, int(worst - tick_ms)))
+                self.faults[name].update(per_table=err, clock_err_ms=worst, clock_ok=ok)
 
     # --- the figures ----------------------------------------------------------------------
 
     def survived(self, name):
         f = self.faults.get(name, {})
         return bool(f.get("alive") and f.get("view_s") is not None
-                    and f.get("clock_err_ms") is not None
-                    and f["clock_err_ms"] <= CLOCK_BUDGET_MS)
+                    and f.get("clock_ok"))
 
     def metrics(self, suffix=""):
         errs = [f.get("clock_err_ms") for f in self.faults.values()]
         worst = None if None in errs or not errs else max(errs)
-        note = "; ".join("%s: view %ss, clock +%s ms (%s desk ms)" % (
-            n, f.get("view_s"), f.get("clock_err_ms"), f.get("clock_err_desk_ms"))
+        note = "; ".join("%s: view %ss, clock %s ms (%s desk ms)" % (
+            n, f.get("view_s"), f.get("clock_err_ms"), f.get("per_table"))
             for n, f in self.faults.items())
+        clock = metric("recovery_clock_error_network_ms" + suffix, worst, "ms",
+                       target=WIFI_BUDGET_MS, note="real ms past one tick at %gx; each table "
+                       "held to its link's budget (USB %d ms, Wi-Fi %d ms); before the faults "
+                       "%s ms" % (self.speed, SERIAL_BUDGET_MS, WIFI_BUDGET_MS, self.baseline_ms))
+        clock["ok"] = all(f.get("clock_ok") for f in self.faults.values())
         return [
             metric("faults_survived" + suffix, sum(self.survived(n) for n in FAULTS), "faults",
                    target=len(FAULTS), exact=True, note=note),
-            metric("recovery_clock_error_network_ms" + suffix, worst, "ms", target=CLOCK_BUDGET_MS,
-                   note="desk ms past one tick (%g desk ms at %gx); before the faults %s" % (
-                       self.speed, self.speed, self.baseline_ms)),
+            clock,
             metric("store_events_lost" + suffix, sum(r[0] for r in self.records.values()),
                    "events", target=0),
             metric("store_events_duplicated" + suffix, sum(r[1] for r in self.records.values()),
@@ -367,12 +389,12 @@ class Run:
         ]
 
 
-def _worst(samples):
-    # The worst table's |error| (desk ms) over its samples, as in _clock_errors.
+def _per_table(samples):
+    # {tbl: its largest (sent - arrival), desk ms} over the samples, as in _clock_errors
     per = {}
     for tbl, state_ms, sent, age in samples:
         per[tbl] = max(per.get(tbl, sent - state_ms), sent - state_ms)
-    return max(abs(e) for e in per.values()) if per else None
+    return per
 
 
 def _log(msg):
@@ -392,6 +414,7 @@ def soak(minutes, scratch_dir):
     end = time.monotonic() + minutes * 60
     rng = random.Random(int(time.time()))
     survived = total = lost = dup = unverified = 0
+    in_budget = True
     worst = 0.0
     worst_at = None
     rounds = 0
@@ -403,6 +426,7 @@ def soak(minutes, scratch_dir):
         total += len(FAULTS)
         for name, f in run.faults.items():
             e = f.get("clock_err_ms")
+            in_budget = in_budget and bool(f.get("clock_ok"))
             if e is None or worst is None:
                 worst, worst_at = None, worst_at or "round %d %s" % (rounds, name)
             elif e > worst:
@@ -413,8 +437,11 @@ def soak(minutes, scratch_dir):
     yield metric("faults_survived", survived, "faults", target=total, exact=True,
                  note="%d rounds x %d faults; %d result(s) not verified at the end"
                  % (rounds, len(FAULTS), unverified))
-    yield metric("recovery_clock_error_network_ms", worst, "ms", target=CLOCK_BUDGET_MS,
-                 note="worst: %s" % worst_at)
+    clock = metric("recovery_clock_error_network_ms", worst, "ms", target=WIFI_BUDGET_MS,
+                   note="real ms past one tick, each table held to its link's budget (USB %d "
+                   "ms, Wi-Fi %d ms); worst: %s" % (SERIAL_BUDGET_MS, WIFI_BUDGET_MS, worst_at))
+    clock["ok"] = in_budget
+    yield clock
     yield metric("store_events_lost", lost, "events", target=0)
     yield metric("store_events_duplicated", dup, "events", target=0)
 
