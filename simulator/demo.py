@@ -49,6 +49,7 @@ def main(argv=None):
     try:
         room.start()
         print("dashboard: %s/   (or: duelclock status --desk %s)" % (room.api, room.api))
+        room.wait_synced()
         print(room.start_round(1, seating=True, limit="45m", cap="30m", at="+2m",
                                pairings=_pairings(os.path.join(a.out, "pairings.csv"),
                                                   a.tables)), end="")

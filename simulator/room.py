@@ -2,7 +2,8 @@
 
     room = Room(workdir, serial_tables=4, mqtt_tables=4, speed=30)
     room.start()                     # broker, desk (duelclock desk), tables (real firmware)
-    room.start_round(1, limit_s=...)
+    room.wait_synced()               # every table knows the desk's time
+    room.start_round(1, limit_s=..., at="+6m")
     room.play({1: events, 2: events, ...})   # scripted players press keys at the right times
     room.wait_results()              # the desk holds every result, verified
     room.stop()
@@ -25,6 +26,10 @@ import urllib.request
 from duelclock_desk.broker import Mosquitto
 from simulator.player import plan
 from simulator.table import SimTable, wait_for
+
+# How late (round ms) play() may begin on the scripts' first key: they keep a minute's
+# margin around the round's instants (simulator/scripts.py), so this changes no verdict.
+LATE_OK_MS = 30000
 
 BIN = os.path.dirname(sys.executable)
 DUELCLOCK = os.path.join(BIN, "duelclock")
@@ -166,6 +171,15 @@ class Room:
         with urllib.request.urlopen(self.api + "/api/status", timeout=30) as r:
             return json.loads(r.read())
 
+    def wait_synced(self, timeout_s=120):
+        """Wait until every table knows the desk's time (its state carries a sync age): a
+        round started after that reaches tables that can stamp keys. Raises naming the
+        tables that do not by `timeout_s`."""
+        def unsynced():
+            return [v["table"] for v in self.status()["tables"] if v["sync_age_ms"] is None]
+        if not wait_for(lambda: not unsynced(), timeout_s, 0.2):
+            raise RuntimeError("tables %s have no desk time after %d s" % (unsynced(), timeout_s))
+
     def start_round(self, round_no, **opts):
         args = ["round", "start", "--round", str(round_no)]
         for k, v in opts.items():
@@ -183,11 +197,17 @@ class Room:
     def play(self, scripts, timeout_s=600):
         """Press each script's keys at its times. `scripts`: {table: [events]} (round_start
         first: the desk sent it, the script's settings must match the round's). Waits until
-        every table holds the round; start the round a little ahead (at="+2m") so that check-ins
-        stamped before 0:00 happen before it starts."""
+        every table holds the round and knows the desk's time (a key before the first sync
+        is refused: nothing to stamp it with); start the round a little ahead (at="+2m") so
+        that check-ins stamped before 0:00 happen before it starts."""
         round_no = self.status()["round"]["round"]
-        wait_for(lambda: all(v["round"] == round_no for v in self.status()["tables"]
-                             if v["table"] in scripts), 60, 0.1)
+
+        def waiting():
+            return [v["table"] for v in self.status()["tables"] if v["table"] in scripts
+                    and (v["round"] != round_no or v["sync_age_ms"] is None)]
+        if not wait_for(lambda: not waiting(), 60, 0.1):
+            raise RuntimeError("tables %s do not hold round %d with the desk's time"
+                               % (waiting(), round_no))
         s = self.status()
         t0_real = time.monotonic()
         t0_round = s["desk_ms"] - s["round"]["start_ms"]
@@ -196,6 +216,10 @@ class Room:
             for t, keys in plan(events):
                 steps.append((t, n, keys))
         steps.sort()
+        if steps and t0_round - steps[0][0] > LATE_OK_MS:
+            # keys pressed late are stamped late: a check-in after 5:00 is a penalty
+            raise RuntimeError("round time %d ms is past the first key's %d ms: start the "
+                               "round further ahead" % (t0_round, steps[0][0]))
         for t, n, keys in steps:
             due = t0_real + (t - t0_round) / 1000.0 / self.speed
             delay = due - time.monotonic()

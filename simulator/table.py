@@ -26,6 +26,7 @@ from simulator.screens import fb_to_image
 # the firmware's bytecode, which a board keeps in flash (frozen) but .mpy files load into RAM.
 HEAP = "512k"
 START_TIMEOUT_S = 20          # from the process's start to its keys' connection
+TABLE_NICE = 5                # below the desk and the broker (start)
 # main.py on a board; a crash's traceback (at import too) goes to stderr.log here, not into
 # the serial stream.
 BOOT = """import sys
@@ -93,10 +94,13 @@ class SimTable:
                    DUELCLOCK_SIM_PPM=repr(self.ppm),
                    DUELCLOCK_SIM_KEYS="socket://127.0.0.1:%d" % self._keys_srv.getsockname()[1])
         err = open(self.log, "ab")
+        # Niced: each table is a chip of its own at a venue, the desk's machine never waits
+        # for one. Here they share the host's cores with the desk and the broker, and a room
+        # of them at speed would otherwise starve the desk (its queue seconds behind).
         self.proc = subprocess.Popen(
             [build.UPY, "-X", "heapsize=%s" % HEAP, "-c", BOOT],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, env=env, cwd=self.dir,
-            start_new_session=True)
+            start_new_session=True, preexec_fn=lambda: os.nice(TABLE_NICE))
         err.close()
         # The board connects its keys once it is up; a table that dies first says why.
         self._keys_srv.settimeout(0.2)

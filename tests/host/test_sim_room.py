@@ -41,12 +41,21 @@ def played(tmp_path_factory):
     shots = {}
     try:
         room.start()
-        # +10m: nine round minutes (13.5 s at 40x) for every table to sync and hold the
-        # round before the players check in at -1:00 (a key before the first sync is refused:
-        # no desk time to stamp; the players start once every table holds the round). 16
-        # firmware tables at 40x on two slow cores took over 6 s to get there.
+        # Every table knows the desk's time (a key before the first sync is refused: no
+        # desk time to stamp it), then +10m: eight round minutes (12 s at 40x) for every
+        # table to hold the round before the first check-in at -2:00 (on two loaded cores
+        # the push and the look at status took 6 s). The players start once every table
+        # holds it, and refuse to if the first key's time is past already.
+        room.wait_synced()
         room.start_round(1, seating=True, limit="45m", cap="30m", at="+10m")
-        player = threading.Thread(target=room.play, args=(scripts,), daemon=True)
+        failed = []
+
+        def play():
+            try:
+                room.play(scripts)
+            except Exception as e:          # said by the fixture, not lost in the thread
+                failed.append(e)
+        player = threading.Thread(target=play, daemon=True)
         player.start()
         wait_for(lambda: room.round_ms() >= 25 * MIN, 300, 0.1)
         for n in CUT:                        # a power cut, and the table is plugged back in
@@ -57,6 +66,8 @@ def played(tmp_path_factory):
             with open(room.tables[n].fb, "rb") as f:
                 shots[n] = f.read()
         player.join(600)
+        if failed:
+            raise failed[0]
         verified = room.wait_results(timeout_s=240)
         yield room, scripts, shots, verified
     finally:
@@ -74,7 +85,17 @@ def test_results_equal_the_scripts_verdicts(played):
     room, scripts, shots, verified = played
     for v in room.status()["tables"]:
         want = expected(scripts[v["table"]])
-        assert (v["table"], v["result"], v["wins"]) == (v["table"], want["result"], want["wins"])
+        assert (v["table"], v["result"], v["wins"]) == (v["table"], want["result"], want["wins"]), \
+            stored(room, v["table"])
+
+
+def stored(room, n):
+    """Table n's record as the desk stored it: what a failed verdict is read against."""
+    store = Store(room.store)
+    try:
+        return "\n".join(json.dumps(ev) for ev in store.events(n, 1))
+    finally:
+        store.close()
 
 
 def test_stored_records_replay_to_the_same_verdicts(played, tmp_path):
