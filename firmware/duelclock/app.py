@@ -44,6 +44,7 @@ _SYNC_POLL_MS = const(2)        # while a sync reply is due: its arrival time is
 _BATTERY_MS = const(30000)      # battery read this often
 DIM_LEVEL = 0.3                 # backlight when idle
 _MAINTENANCE_MS = const(120000)  # the desk's code must come this soon after power-on
+_POWER_ON_MS = const(4000)      # the table number, firmware and link shown at power-on
 
 
 def load_config(root):
@@ -66,11 +67,16 @@ class Table:
             cfg.get("pins"), cfg.get("lang", "en"), lambda: (local_ms(), sub_us()),
             getattr(board, "LOCAL_PER_REAL", 1))
         self.ui = s.ui
+        self.ui.board_keys = board_keys(board.keys)
+        self.ui.probe = lambda: _probe(board, cfg, root)
         self.flash_until = self.battery_due = 0
         self.battery = None
         self.dimmed = False
         self.shown = self.spare = None  # the Screen on the display, the next one's
         self.poked = False            # something came in: look at the screen now
+        # said at the first frame, whatever it shows: which table this board is, on what
+        self.power_on = self.ui.text("power_on", cfg["table"], VERSION,
+                                     "Wi-Fi" if cfg.get("link") == "mqtt" else "USB")
         self.napper = None            # the frame task while it sleeps till the next change
 
     # --- the screen -----------------------------------------------------------------------
@@ -88,6 +94,9 @@ class Table:
             ui.tick(t)
         elif ui.match is None:
             ui.now_ms = now             # no round: the Ui's time is the board's (messages)
+        if self.power_on is not None and ui.now_ms is not None:
+            ui.say(self.power_on, _POWER_ON_MS)
+            self.power_on = None
         for kind, arg in ui.alerts:
             if kind == "beep" and self.board.buzzer is not None:
                 self.board.buzzer.beep(arg)
@@ -141,6 +150,7 @@ class Table:
         shows it), and it is all a desk next to the table needs."""
         import time
         opened = []
+        self.power_on = None          # the challenge, not covered by the power-on notice
         frame = Unlock(tbl_key, draw, lambda ui: opened.append(True))
         self.ui.push(frame)
         told = None
@@ -232,6 +242,21 @@ async def link_task(table):
         was_up = table.link.up
         s.tick(table.local_ms(), table.sub_us())
         await asyncio.sleep_ms(_SYNC_POLL_MS if s.reply_due(table.local_ms()) else _LINK_MS)
+
+
+def board_keys(keys):
+    """[(name, intents)] of the board's physical keys, for the self-test to ask for each (a
+    keymap's short, long and hold intents all count); () for keys with no names (SIM's)."""
+    names = getattr(keys, "names", None)
+    if not names:
+        return ()
+    return [(names[i].upper(), tuple(x for x in (keys.short[i], keys.long[i], keys.hold[i])
+                                     if x)) for i in range(keys.n_phys)]
+
+
+def _probe(board, cfg, root):
+    from .selftest import checks        # imported when a judge runs it: RAM till then
+    return checks(board, cfg, root)
 
 
 def unwrap(ticks_us, ticks_diff):

@@ -6,6 +6,7 @@
 #   home/pre:  status | CLOCK | banner | check-in lines | names + wins | LP A  LP B | turn
 #   menus etc: title ... clock | banner | body lines (cursor line inverted)
 #   entry:     title ... clock | banner | name | before -/+ amount | = NEW TOTAL | other player
+#   pattern:   the self-test's colour bars | lines a pixel apart
 # When a stack is taller than the display, the sizes' SHRINK steps apply in order (a smaller
 # clock, secondary blocks left out) until it fits; spare height is spread between the blocks.
 # A message is an overlay bar across the middle; flash inverts every colour; dim greys the
@@ -69,10 +70,25 @@ class Layout:
             self._home(s)
         elif s.mode == "entry":
             self._entry(s)
+        elif s.mode == "pattern":
+            self._pattern()
         else:
             self._body(s)
         if s.message:
             self._message(s.message)
+
+    # --- the self-test's pattern -------------------------------------------------------
+
+    def _pattern(self):
+        # A bar of each palette colour (but _INK, _BG's twin), then lines a pixel apart in
+        # the foreground: a dead colour channel, a stuck pixel row or a weak contrast shows.
+        c, base = self.c, self.base
+        n = _INK
+        bar = self.w // (n + 1)
+        for i in range(n):
+            c.fill_rect(i * bar, 0, bar, self.h, base[i])
+        for y in range(0, self.h, 2):
+            c.hline(n * bar, y, self.w - n * bar, base[_FG])
 
     # --- home --------------------------------------------------------------------------
 

@@ -1,5 +1,7 @@
 # The board's self-test: what a judge checks before a table plays. `duelclock provision` runs
-# it over the REPL once the files are checked. run() gives a list of (check, ok, detail):
+# it over the REPL once the files are checked; the judge menu's self-test (core/screens.py
+# SelfTest) runs checks() after a judge pressed every key and looked at the colours. run()
+# gives a list of (check, ok, detail):
 #   keys     no key held (a held key at rest is stuck or shorted)
 #   screen   a whole frame white, then black, pushed to the glass without an error
 #            (framebuf boards; a displayio one is drawn by the app)
@@ -31,6 +33,13 @@ def run(board, cfg, root):
             out.append(("screen", False, repr(e)))
     else:                        # displayio draws when the app runs: nothing to push here
         out.append(("screen", True, "displayio, not drawn"))
+    return out + checks(board, cfg, root)
+
+
+def checks(board, cfg, root):
+    """The checks with no key or screen in them (the judge menu's self-test shows them after
+    asking for each key and showing its colour pattern): Wi-Fi, battery, flash."""
+    out = []
     wifi = cfg.get("wifi")
     if wifi and board.HAS_WIFI:
         up = board.connect_wifi(wifi["ssid"], wifi["pass"], _WIFI_S)

@@ -543,3 +543,31 @@ def test_a_text_without_args_is_looked_up_once_a_language():
     assert ui.text("menu") == "메뉴" and ui.text("turn", 3, "B") == "3턴 B"
     ui.set_lang("en")
     assert ui.text("paused") == "PAUSED"
+
+
+def test_the_self_test_asks_each_key_shows_the_colours_then_the_boards_checks():
+    ui, saved = _table()
+    _keys(ui, MIN, "menu", "down", "down", "a")           # Judge (before a duel: 3rd item)
+    _keys(ui, MIN, "1", "1", "1", "1", "ok")              # floor judge
+    assert ui.text("self_test") not in build(ui, MIN).lines   # no board to test: not offered
+    ui.home()
+    ui.board_keys = [("A", ("a", "menu")), ("UP", ("up", "up_fast")), ("OK", ("ok",))]
+    ui.probe = lambda: [("wifi", True, "hall -61 dBm"), ("battery", False, "9 %")]
+    _keys(ui, MIN, "menu", "down", "down", "a", "1", "1", "1", "1", "ok")
+    lines = build(ui, MIN).lines
+    _keys(ui, MIN, *["down"] * lines.index("Self-test"), "a")
+    assert build(ui, MIN).lines == ["Press A"]
+    _keys(ui, MIN, "b", "up")                             # not A's: still asked for A
+    assert build(ui, MIN).lines == ["Press A"]
+    _keys(ui, MIN, "menu")                                # A's long press counts
+    assert build(ui, MIN).lines == ["Press UP"]
+    _keys(ui, MIN, "up_fast")
+    assert build(ui, MIN).lines == ["Press OK"]
+    ui.tick(MIN + 11000)                                  # OK never pressed: noted, on
+    assert build(ui, MIN + 11000).mode == "pattern"
+    _keys(ui, MIN + 11000, "b")                           # any key: the board's checks
+    s = build(ui, MIN + 11000)
+    assert s.title == "Self-test: FAILED" and s.lines == [
+        "keys not pressed: OK", "wifi ok hall -61 dBm", "battery FAIL 9 %"]
+    _keys(ui, MIN + 11000, "b")
+    assert len(ui.stack) == 1 and saved[-1]["ev"] == "round_start"   # nothing recorded

@@ -2,7 +2,7 @@
 # and ticks, then core.view.build. Shared by the framebuf goldens (under MicroPython,
 # tests/upy/test_render_fb.py) and the displayio goldens (CPython, tests/host/test_golden_dio.py).
 # Pure: core imports only, so both interpreters build the very same Screens.
-from duelclock.core.screens import Pin, Unlock
+from duelclock.core.screens import Pin, SelfTest, Unlock
 from duelclock.core.sign import pin_hash, table_key, unlock_code
 from duelclock.core.ui import Ui
 from duelclock.core.view import build
@@ -312,6 +312,26 @@ def carried(lang="en"):
     return build(ui, -30 * SEC, SYNC_S)
 
 
+def _self_test(step):
+    """The judge menu's self-test on a board of three keys: asking for UP (A was pressed),
+    its colour pattern, or its outcome (OK never pressed, a low battery)."""
+    ui = table()
+    ui.board_keys = [("A", ("a", "menu")), ("UP", ("up", "up_fast")), ("OK", ("ok",))]
+    ui.probe = lambda: [("wifi", True, "hall -61 dBm"), ("flash", True, "812 KB free"),
+                        ("battery", False, "9 %")]
+    ui.tick(MIN)
+    ui.push(SelfTest(ui))
+    build(ui, MIN, SYNC_S)
+    keys(ui, MIN, "a")
+    if step != "key":
+        keys(ui, MIN, "up")
+        ui.tick(MIN + 11 * SEC)
+        build(ui, MIN + 11 * SEC, SYNC_S)       # OK not pressed within its 10 s
+    if step == "result":
+        keys(ui, MIN + 11 * SEC, "b")
+    return build(ui, MIN + 11 * SEC, SYNC_S)
+
+
 STATES = (
     ("no_round", no_round),
     ("pre_round", pre_round),
@@ -361,4 +381,7 @@ STATES = (
     ("maintenance_wrong", maintenance_wrong),
     ("unlocked", unlocked),
     ("pin_no_round", pin_no_round),
+    ("self_test_key", lambda: _self_test("key")),
+    ("self_test_pattern", lambda: _self_test("pattern")),
+    ("self_test_result", lambda: _self_test("result")),
 )

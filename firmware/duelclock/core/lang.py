@@ -48,7 +48,14 @@ locked|Locked %d s|잠김 %d초|Terkunci %d dtk
 maintenance|Maintenance: desk code for|점검: 데스크 코드|Perawatan: kode meja untuk
 code_wrong|Wrong code (%d left)|코드 오류 (%d회 남음)|Kode salah (sisa %d)
 repl_open|USB REPL open|USB REPL 열림|USB REPL terbuka
+power_on|Table %d  v%s  %s|%d번 테이블  v%s  %s|Meja %d  v%s  %s
 head_judge|Head judge|헤드 저지|Head Judge
+self_test|Self-test|자가 진단|Tes mandiri
+press_key|Press %s|%s 키를 누르세요|Tekan %s
+test_ok|Self-test: OK|자가 진단: 정상|Tes mandiri: OK
+test_failed|Self-test: FAILED|자가 진단: 실패|Tes mandiri: GAGAL
+keys_missed|keys not pressed: %s|누르지 않은 키: %s|tombol tidak ditekan: %s
+keys_ok|keys: all %d pressed|키: %d개 모두 눌림|tombol: %d semua ditekan
 floor_judge|Floor judge|플로어 저지|Floor Judge
 penalty|Penalty|벌칙|Penalti
 lp_fix|LP fix|라이프 수정|Koreksi LP

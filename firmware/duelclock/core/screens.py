@@ -25,6 +25,8 @@ from .lang import LANGS
 from .sheet import record_lines
 from .sign import challenge, unlock_code
 
+KEY_WAIT_MS = 10000             # the self-test: a key not pressed this long is noted missing
+
 MAX_AMOUNT_DIGITS = 6
 DIGITS = ("0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "00", "000")
 STEPS = {"up": 100, "down": -100, "up_fast": 1000, "down_fast": -1000}
@@ -440,6 +442,8 @@ def _judge_menu(ui, role):
     items.append((ui.text("void"), _pick_player, (_void, role, False)))
     if ui.judge_extend and role == "head":
         items.append((ui.text("extend"), _push_made, _minutes))
+    if ui.probe is not None:
+        items.append((ui.text("self_test"), _push_made, SelfTest))
     items.append((ui.text("back"), _home, None))
     ui.push(Menu(items, ui.text("head_judge" if role == "head" else "floor_judge")))
 
@@ -511,3 +515,65 @@ def _extend(ui, minutes, _):
     if minutes:
         _confirm(ui, ({"ev": "extend", "ms": minutes * 60000},
                       [ui.text("extend"), "+%d:00" % minutes]))
+
+
+class SelfTest:
+    """The board's self-test from the judge menu, in three steps:
+
+      keys     each physical key asked for in turn (ui.board_keys: any of its intents
+               counts); one not pressed within KEY_WAIT_MS is noted and the next asked
+      pattern  every colour of the display's palette in bars, until a key
+      checks   ui.probe()'s checks (Wi-Fi and its signal, battery, free flash) and the
+               keys' outcome, under OK or FAILED, until a key (home)
+
+    What provisioning checks over the REPL (selftest.py), with a judge's eyes and fingers."""
+    mode = "menu"
+
+    def __init__(self, ui):
+        self.keys = ui.board_keys
+        self.i = 0
+        self.asked_at = None
+        self.missed = []
+        self.step = "keys" if self.keys else "pattern"
+        self.results = None
+
+    def key(self, ui, k):
+        if self.step == "keys":
+            if k in self.keys[self.i][1]:
+                self._next(ui)
+        elif self.step == "pattern":
+            self.step = "checks"
+            self.results = ui.probe()
+        else:
+            ui.home()
+
+    def _next(self, ui):
+        self.i += 1
+        self.asked_at = ui.now_ms
+        if self.i == len(self.keys):
+            self.step = "pattern"
+
+    def show(self, ui, s, m):
+        s.title = ui.text("self_test")
+        if self.step == "keys":
+            if self.asked_at is None:
+                self.asked_at = ui.now_ms
+            elif ui.now_ms - self.asked_at > KEY_WAIT_MS:
+                self.missed.append(self.keys[self.i][0])
+                self._next(ui)
+                return self.show(ui, s, m)
+            s.lines = [ui.text("press_key", self.keys[self.i][0])]
+        elif self.step == "pattern":
+            s.mode = "pattern"
+        else:
+            lines = []
+            if self.keys:
+                lines.append(ui.text("keys_missed", " ".join(self.missed)) if self.missed
+                             else ui.text("keys_ok", len(self.keys)))
+            ok = not self.missed
+            for name, good, detail in self.results:
+                ok = ok and good
+                lines.append("%s %s %s" % (name, "ok" if good else "FAIL", detail))
+            s.title = ui.text("test_ok" if ok else "test_failed")
+            s.lines = lines
+

@@ -49,6 +49,10 @@ class Ui:
         self.left_ms = None             # match time left at the last tick (the 5:00 notice's edge)
         self.judge_extend = False       # the round lets the head judge extend at the table
         self.judge_called = False       # a player asked for a judge; a judge's PIN clears it
+        # The board, for the judge menu's self-test (the app's; screens.SelfTest): its
+        # physical keys [(name, intents)] and probe() -> [(check, ok, detail)]
+        self.board_keys = ()
+        self.probe = None
         # PIN lockouts run on board time (up_ms, kept by at()): round time stands still
         # before a round and starts again at each. The app keeps lock_state() on flash, so
         # pulling the power gives no fresh tries.
