@@ -67,7 +67,7 @@ class Table:
             cfg.get("pins"), cfg.get("lang", "en"), lambda: (local_ms(), sub_us()),
             getattr(board, "LOCAL_PER_REAL", 1))
         self.ui = s.ui
-        self.ui.board_keys = board_keys(board.keys)
+        self.ui.board_keys = board_keys(getattr(board, "keys", None))
         self.ui.probe = lambda: _probe(board, cfg, root)
         self.flash_until = self.battery_due = 0
         self.battery = None
@@ -246,7 +246,8 @@ async def link_task(table):
 
 def board_keys(keys):
     """[(name, intents)] of the board's physical keys, for the self-test to ask for each (a
-    keymap's short, long and hold intents all count); () for keys with no names (SIM's)."""
+    keymap's short, long and hold intents all count); () for keys with no names (SIM's) or
+    none."""
     names = getattr(keys, "names", None)
     if not names:
         return ()
