@@ -3,7 +3,7 @@
     room = Room(workdir, serial_tables=4, mqtt_tables=4, speed=30)
     room.start()                     # broker, desk (duelclock desk), tables (real firmware)
     room.wait_synced()               # every table knows the desk's time
-    room.start_round(1, limit_s=..., at="+6m")
+    room.start_round(1, limit_s=..., at="+2m")
     room.play({1: events, 2: events, ...})   # scripted players press keys at the right times
     room.wait_results()              # the desk holds every result, verified
     room.stop()
@@ -175,10 +175,16 @@ class Room:
         """Wait until every table knows the desk's time (its state carries a sync age): a
         round started after that reaches tables that can stamp keys. Raises naming the
         tables that do not by `timeout_s`."""
-        def unsynced():
-            return [v["table"] for v in self.status()["tables"] if v["sync_age_ms"] is None]
-        if not wait_for(lambda: not unsynced(), timeout_s, 0.2):
-            raise RuntimeError("tables %s have no desk time after %d s" % (unsynced(), timeout_s))
+        self._wait_tables(lambda v: v["sync_age_ms"] is not None, timeout_s,
+                          "have no desk time")
+
+    def _wait_tables(self, ready, timeout_s, what):
+        """Wait until ready(view) holds for every table's status view; else raise naming
+        those it does not hold for: "tables [..] <what> after N s"."""
+        def left():
+            return [v["table"] for v in self.status()["tables"] if not ready(v)]
+        if not wait_for(lambda: not left(), timeout_s, 0.1):
+            raise RuntimeError("tables %s %s after %d s" % (left(), what, timeout_s))
 
     def start_round(self, round_no, **opts):
         args = ["round", "start", "--round", str(round_no)]
@@ -201,13 +207,9 @@ class Room:
         is refused: nothing to stamp it with); start the round a little ahead (at="+2m") so
         that check-ins stamped before 0:00 happen before it starts."""
         round_no = self.status()["round"]["round"]
-
-        def waiting():
-            return [v["table"] for v in self.status()["tables"] if v["table"] in scripts
-                    and (v["round"] != round_no or v["sync_age_ms"] is None)]
-        if not wait_for(lambda: not waiting(), 60, 0.1):
-            raise RuntimeError("tables %s do not hold round %d with the desk's time"
-                               % (waiting(), round_no))
+        self._wait_tables(lambda v: v["table"] not in scripts or (
+            v["round"] == round_no and v["sync_age_ms"] is not None), 60,
+            "do not hold round %d with the desk's time" % round_no)
         s = self.status()
         t0_real = time.monotonic()
         t0_round = s["desk_ms"] - s["round"]["start_ms"]

@@ -59,13 +59,14 @@ class Table:
         self.board = board
         self.link = link
         self.local_ms = local_ms
+        self.local_per_real = getattr(board, "LOCAL_PER_REAL", 1)   # a simulated board's speed
         self.sub_us = sub_us
         self.files = files = Files(root)
         self.session = s = Session(
             unhexlify(cfg["key"]), cfg["table"], files.next_boot(), Journal(root + "/journal"),
             files, link.send, WIFI_BUDGET_MS if cfg.get("link") == "mqtt" else SERIAL_BUDGET_MS,
             cfg.get("pins"), cfg.get("lang", "en"), lambda: (local_ms(), sub_us()),
-            getattr(board, "LOCAL_PER_REAL", 1))
+            self.local_per_real)
         self.ui = s.ui
         self.ui.board_keys = board_keys(getattr(board, "keys", None))
         self.ui.probe = lambda: _probe(board, cfg, root)
@@ -200,7 +201,7 @@ async def keys_task(table, keys):
         await asyncio.sleep_ms(_KEY_SCAN_MS)
 
 
-async def frame_task(table, renderer, present, local_per_real=1):
+async def frame_task(table, renderer, present):
     me = asyncio.current_task()
     while True:
         wait, windows = table.frame(renderer)
@@ -215,8 +216,8 @@ async def frame_task(table, renderer, present, local_per_real=1):
         table.napper = me
         try:
             left_ms = due - table.local_ms()
-            if local_per_real != 1:             # a simulated board's faster clock
-                left_ms = int(left_ms / local_per_real) + 1
+            if table.local_per_real != 1:       # a simulated board's faster clock
+                left_ms = int(left_ms / table.local_per_real) + 1
             await asyncio.sleep_ms(max(0, left_ms))
         except asyncio.CancelledError:      # Table.poke: a key or a desk command
             pass
@@ -346,7 +347,6 @@ def _main(board, root):
 
     async def run():
         asyncio.create_task(keys_task(table, board.keys))
-        asyncio.create_task(frame_task(table, renderer, present,
-                                       getattr(board, "LOCAL_PER_REAL", 1)))
+        asyncio.create_task(frame_task(table, renderer, present))
         await link_task(table)
     asyncio.run(run())

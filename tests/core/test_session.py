@@ -460,7 +460,7 @@ def test_a_link_that_takes_nothing_loses_nothing():
     for ev in MATCH:
         s.ui.record(ev)
     s.tick(now + 20)
-    assert s.sent == 0 and not s.result_sent
+    assert s.sent == 0 and s.result_at is None
     link.up = True
     for i in range(3):
         s.tick(now + 40 + 20 * i)

@@ -110,8 +110,8 @@ class Session:
         self.sent = 0                 # events sent (acked <= sent <= total)
         self.sent_at = 0
         self.unsent_at = None         # local ms the oldest unsent event was first seen
-        self.result_sent = False
-        self.result_at = 0            # local ms the result last went
+        self.result_at = None         # local ms the result last went (None: not since a
+                                      # new event or a resend)
         self.settled = False          # the final ack came for the current match
         self.sync_at = 0              # local ms of the next sync request (0: ask the clock;
                                       # its answer moves only with an exchange or a request,
@@ -219,7 +219,8 @@ class Session:
             self.unsent_at = None
         self.unsaved.append(dict(ev))
         self.total += 1
-        self.result_sent = self.settled = False     # a penalty after the match: verified again
+        self.result_at = None                       # a penalty after the match: the result
+        self.settled = False                        # goes again, to be verified with it
         try:
             self._write_unsaved()
         except OSError:                   # not JournalFull: the event is not confirmed
@@ -428,7 +429,7 @@ class Session:
         if self.sent > self.acked and now - self.sent_at > _RESEND_MS:
             self.sent = self.acked                      # no ack came: send again, at once,
             self.unsent_at = 0
-            self.result_sent = False                    # the result too (the desk acks it)
+            self.result_at = None                       # the result too (the desk acks it)
         if self.sent < self.total:
             if self.unsent_at is None:
                 self.unsent_at = now
@@ -438,10 +439,10 @@ class Session:
         if self.sent == self.total:
             self.unsent_at = None
         if m.over and self.sent >= self.total and not self.settled and (
-                not self.result_sent or now - self.result_at > _RESEND_MS):
-            self.result_at = now
-            self.result_sent = self._send("result", {"round": m.round_no, "result": m.result,
-                                                     "wins": dict(m.wins), "events": self.total})
+                self.result_at is None or now - self.result_at > _RESEND_MS):
+            if self._send("result", {"round": m.round_no, "result": m.result,
+                                     "wins": dict(m.wins), "events": self.total}):
+                self.result_at = now
 
     def _moved(self, now):
         """Whether what the state shows moved with no line or event since the last look:
