@@ -22,6 +22,8 @@
 
 from micropython import const
 
+from .core.view import FIELDS
+
 # colour slots (private consts); a renderer's palette gives each slot a colour of its display
 _BG = const(0)
 _FG = const(1)
@@ -43,9 +45,53 @@ CLOCK_LOOK = {"normal": (-1, _FG), "last5": (_AMBER, _INK), "time": (-1, _RED), 
 BANNER_LOOK = {"time": (_RED, _FG), "over": (_GOLD, _INK)}     # any other banner: _INFO bar
 
 
+def _bit(name):
+    return 1 << FIELDS.index(name)
+
+
+# The values a frame changes by itself or with a key on the LP path, each drawn in a field
+_CLOCK = _bit("clock")
+_STATUS = _bit("status")
+_LP = _bit("lp")
+_TURN = _bit("turn") | _bit("turn_clock") | _bit("turn_long")
+_ENTRY = _bit("entry")
+_NOT_SHOWN = _STATUS | _LP | _TURN          # screens with a header: values they do not show
+_I_CLOCK = FIELDS.index("clock")
+_I_STATUS = FIELDS.index("status")
+
+
+def same_shape(a, b):
+    """Do strings a and b take the same room in every font and scale (the same layout):
+    as long, their spaces in the same places, and where they differ both printable ASCII
+    (one advance each, 8x8 and Unifont alike). "44:59" and "44:58" do; "10:00" and "9:59"
+    do not."""
+    if a == b:
+        return True
+    if len(a) != len(b):
+        return False
+    i = 0
+    for ch in a:
+        d = b[i]
+        i += 1
+        if ch != d and not (0x20 < ord(ch) < 0x7f and 0x20 < ord(d) < 0x7f):
+            return False
+    return True
+
+
 class Layout:
     """draw(screen) on `canvas` with `sizes`; `palette` holds the _NCOL slot colours and
-    `invert` is what a colour is XORed with when the screen flashes."""
+    `invert` is what a colour is XORed with when the screen flashes.
+
+    A retained screen: draw() lays the whole screen out and keeps, beside what each Screen
+    field held, the fields that show the values a tick or an LP key changes (the round
+    clock, the status line, the turn and its clock, LP, the LP entry): each a record
+    [values mask, draw(s, geometry), ok(s, geometry), geometry, the canvas's handle].
+    update(s) then compares the Screen with what is shown, field by field. When only such
+    values changed and each still takes the room it took (ok: the same shape of text, the
+    same row heights), it draws those fields alone, where they are, into the canvas's slot
+    for each (canvas.redo(handle) ... canvas.done(handle)), and the screen equals what a
+    whole draw paints. Anything else (a menu, a banner, a message, a clock from 10:00 to
+    9:59) returns False: the caller draws whole."""
 
     def __init__(self, canvas, sizes, palette, invert):
         self.c = canvas
@@ -55,10 +101,63 @@ class Layout:
         self.base = tuple(palette)
         self.xor = invert
         self.col = list(self.base)
+        self.last = None            # the Screen as drawn, field by field (FIELDS' order)
+        self.fields = []
+        self.claimed = 0            # the FIELDS bits some field draws
 
-    # --- entry point -------------------------------------------------------------------
+    # --- entry points --------------------------------------------------------------------
+
+    def update(self, s):
+        """Draw only the fields whose values changed since the last draw or update: True;
+        False when anything else changed (the caller then calls draw)."""
+        last = self.last
+        if last is None:
+            return False
+        changed = 0
+        for i in range(len(FIELDS)):
+            if getattr(s, FIELDS[i]) != last[i]:
+                changed |= 1 << i
+        if changed & ~self.claimed:
+            return False
+        if not changed:
+            return True
+        for rec in self.fields:
+            if rec[0] & changed and not rec[2](s, rec[3]):
+                return False
+        c = self.c
+        for rec in self.fields:
+            if rec[0] & changed:
+                c.redo(rec[4])
+                rec[1](s, rec[3])
+                if not c.done(rec[4]):          # the canvas had no room: draw whole
+                    self.last = None
+                    return False
+        for i in range(len(FIELDS)):
+            if changed & 1 << i:
+                last[i] = getattr(s, FIELDS[i])
+        return True
 
     def draw(self, s):
+        """Lay the whole of `s` out and draw it."""
+        self.fields = []
+        self.claimed = 0
+        self._draw(s)
+        last = []
+        for f in FIELDS:
+            v = getattr(s, f)
+            last.append(v[:] if type(v) is list else v)    # a Ui's list may change later
+        self.last = last
+
+    def _field(self, mask, draw, ok, g, s):
+        """Draw draw(s, g) now as a field showing the values `mask`: update() may draw it
+        again alone when ok(s, g) says it still takes the same room."""
+        c = self.c
+        h = c.begin()
+        draw(s, g)
+        self.fields.append([mask, draw, ok, g, c.end(h)])
+        self.claimed |= mask
+
+    def _draw(self, s):
         col = self.col
         x = self.xor if s.flash else 0
         for i in range(_NCOL):
@@ -70,10 +169,13 @@ class Layout:
             self._home(s)
         elif s.mode == "entry":
             self._entry(s)
+            self.claimed |= _NOT_SHOWN
         elif s.mode == "pattern":
             self._pattern()
+            self.claimed |= _NOT_SHOWN | _CLOCK
         else:
             self._body(s)
+            self.claimed |= _NOT_SHOWN
         if s.message:
             self._message(s.message)
 
@@ -135,15 +237,19 @@ class Layout:
                 nb = 1
             else:
                 show[step] = False
+        if not show["status"]:      # shrunk away: what it says changes nothing shown
+            self._field(_STATUS, self._nothing, self._status_ok, None, s)
+        if s.turn and not show["turn"]:
+            self._field(_TURN, self._nothing, self._turn_ok, (0, c.height(s.turn, z.turn)), s)
         gap = max(0, (self.h - total) // (len(blocks) + 1))
         trim = 0 if gap else 1      # blocks touch: leave each bar's last row dark, as a rule
         y = gap
         col = self.col
         for name, h, data in blocks:
             if name == "status":
-                c.text(data[0], z.pad, y, data[1], col[_SEC], inner, h)
+                self._field(_STATUS, self._status_field, self._status_ok, (y, h, data[1]), s)
             elif name == "clock":
-                self._clock(s, 0, y, W, h, data, trim)
+                self._field(_CLOCK, self._clock_field, self._clock_ok, (0, y, W, h, data, trim), s)
             elif name == "banner":
                 self._banner(s, data[1], data[0], y, h, trim)
             elif name == "line":
@@ -151,11 +257,43 @@ class Layout:
             elif name == "names":
                 self._names(s, y, h)
             elif name == "lp":
-                for i in (0, 1):
-                    self._centre(str(s.lp[i]), i * W // 2, y, W // 2, z.lp, col[_FG], 0, True)
+                self._field(_LP, self._lp_field, self._lp_ok, y, s)
             else:
-                self._turn(s, y, h)
+                self._field(_TURN, self._turn_field, self._turn_ok, (y, h), s)
             y += h + gap
+
+    # the home screen's fields: draw(s, g) and ok(s, g), g their geometry from _home
+
+    def _status_field(self, s, g):
+        inner = self.w - 2 * self.z.pad
+        self.c.text(self._cut_words(s.status, g[2], inner), self.z.pad, g[0], g[2], self.col[_SEC],
+                    inner, g[1])
+
+    def _status_ok(self, s, g):
+        return same_shape(s.status, self.last[_I_STATUS])
+
+    def _clock_field(self, s, g):
+        self._clock(s, g[0], g[1], g[2], g[3], g[4], g[5])
+
+    def _clock_ok(self, s, g):
+        return same_shape(s.clock, self.last[_I_CLOCK])
+
+    def _lp_field(self, s, y):
+        W = self.w
+        for i in (0, 1):
+            self._centre(str(s.lp[i]), i * W // 2, y, W // 2, self.z.lp, self.col[_FG], 0, True)
+
+    def _lp_ok(self, s, y):
+        return s.lp is not None
+
+    def _turn_field(self, s, g):
+        self._turn(s, g[0], g[1])
+
+    def _turn_ok(self, s, g):
+        return s.turn and self.c.height(s.turn, self.z.turn) == g[1]
+
+    def _nothing(self, s, g):
+        pass
 
     def _clock(self, s, x, y, w, h, scale, trim=0):
         """The round clock centred in (x, y, w, h), styled by CLOCK_LOOK (a bar in the last
@@ -233,7 +371,9 @@ class Layout:
             ts, title = self._wrap_box(s.title, hs, room, max_h)
         h = max(c.height("0", hs), self._lines_h(title, ts))
         if cw:
-            self._clock(s, W - cw, 0, cw, h, hs)
+            self._field(_CLOCK, self._clock_field, self._clock_ok, (W - cw, 0, cw, h, hs, 0), s)
+        else:                       # the clock's room went to the title: it shows no clock
+            self._field(_CLOCK, self._nothing, self._clock_ok, None, s)
         y = (h - self._lines_h(title, ts)) // 2
         for line in title:
             lh = c.height(line, ts)
@@ -294,29 +434,60 @@ class Layout:
             c.text("v", ax, self.h - c.height("v", 1), 1, col[_SEC])
 
     def _entry(self, s):
-        """The LP entry: 'Name: 8000 - 1500 = 6500' as name, sum and a large new total;
-        the other player's pending change below."""
+        """The LP entry: 'Name: 8000 - 1500 = 6500' as name, sum and a large new total (a
+        field: the rows of the entry); the other player's pending change below."""
         z, c, col, W = self.z, self.c, self.col, self.w
         y = self._header(s, 1)                  # the title is a hint here: one line
-        head, _, total = s.entry.rpartition(" = ")
-        name, _, expr = head.partition(": ")
         room = W - 2 * z.pad
-        rows = [(z.body, (name,), False), (z.body, (expr,), True), (z.total, ("= " + total,), True)]
+        rows = []
         for line in s.lines:
             sc, lines = self._wrap(line, z.body, room, 2)
-            rows.append((sc, lines, False))
-        need = 0
-        for sc, lines, tight in rows:
+            rows.append((sc, lines))
+        heights = self._entry_heights(s)
+        need = heights[0] + heights[1] + heights[2]
+        for sc, lines in rows:
             for line in lines:
-                need += c.height(line, c.fit(line, sc, room, tight))
-        gap = max(0, (self.h - y - need) // (len(rows) + 1))
+                need += c.height(line, c.fit(line, sc, room))
+        gap = max(0, (self.h - y - need) // (len(rows) + 4))
         y += gap
-        for sc, lines, tight in rows:
+        self._field(_ENTRY, self._entry_field, self._entry_ok, (y, gap, heights), s)
+        y += heights[0] + heights[1] + heights[2] + 3 * gap
+        for sc, lines in rows:
             for line in lines:
-                fs = c.fit(line, sc, room, tight)
-                self._centre(line, 0, y, W, fs, col[_FG], 0, tight)
+                fs = c.fit(line, sc, room)
+                self._centre(line, 0, y, W, fs, col[_FG])
                 y += c.height(line, fs)
             y += gap
+
+    def _entry_rows(self, s):
+        """The entry's three rows: (scale, text, tight) of the name, the sum, the total."""
+        z = self.z
+        head, _, total = s.entry.rpartition(" = ")
+        name, _, expr = head.partition(": ")
+        return (z.body, name, False), (z.body, expr, True), (z.total, "= " + total, True)
+
+    def _entry_heights(self, s):
+        """The heights of the entry's three rows as drawn."""
+        c = self.c
+        room = self.w - 2 * self.z.pad
+        out = [0, 0, 0]
+        i = 0
+        for sc, line, tight in self._entry_rows(s):
+            out[i] = c.height(line, c.fit(line, sc, room, tight))
+            i += 1
+        return out
+
+    def _entry_field(self, s, g):
+        c = self.c
+        y, gap = g[0], g[1]
+        room = self.w - 2 * self.z.pad
+        for sc, line, tight in self._entry_rows(s):
+            fs = c.fit(line, sc, room, tight)
+            self._centre(line, 0, y, self.w, fs, self.col[_FG], 0, tight)
+            y += c.height(line, fs) + gap
+
+    def _entry_ok(self, s, g):
+        return s.entry is not None and self._entry_heights(s) == g[2]
 
     # --- overlay -----------------------------------------------------------------------
 

@@ -9,6 +9,9 @@
 # displayio refreshes only the areas of what changed (dirty rectangles): a draw sets only
 # the properties that differ and leaves the group alone when it holds the same items in
 # the same order, so a clock tick refreshes the clock's digits, not the screen.
+# A field of the layout (layout.Layout: the clock, LP...) owns the labels and rectangles it
+# took; when only fields' values changed, plan() sets those alone (redo ... done) and lays
+# out nothing else.
 # displayio and the Adafruit libraries are imported when a renderer is made, not with this
 # module (design.md: pure helpers stay importable without them).
 
@@ -78,11 +81,16 @@ class DioRenderer:
         self._nl = 0
         self._nr = 0
         self._order = []                            # this draw's items, in painting order
+        self._keep = (0, 0)                         # _nl, _nr kept while a field is redone
+        self._redo = -1                             # drawing a field again: its next
+                                                    # item's place in _order, else -1
         self.layout = Layout(self, _Big, [rgb888(r, g, b) for r, g, b in RGB], 0xffffff)
 
     def plan(self, s):
-        """The app's step (app.frame_task): draw; nothing for the app to paint or send."""
-        self.draw(s)
+        """The app's step (app.frame_task): the fields that changed, else a whole draw;
+        nothing for the app to paint or send."""
+        if not self.layout.update(s):
+            self.draw(s)
         return ()
 
     def draw(self, s):
@@ -99,6 +107,35 @@ class DioRenderer:
             for item in order:
                 g.append(item)
         return g
+
+    # --- fields (layout.Layout.update) ---------------------------------------------------
+
+    def begin(self):
+        return (self._nl, self._nr, len(self._order))
+
+    def end(self, start):
+        """The field's items: labels, rectangles and places in _order, first and end."""
+        return start + (self._nl, self._nr, len(self._order))
+
+    def redo(self, items):
+        """The field's items are taken again from here on, in the same order."""
+        self._keep = (self._nl, self._nr)
+        self._nl, self._nr, self._redo = items[0], items[1], items[2]
+
+    def done(self, items):
+        """False when the field took other items than it had (the caller draws whole)."""
+        same = self._redo == items[5] and self._nl == items[3] and self._nr == items[4]
+        self._nl, self._nr = self._keep
+        self._redo = -1
+        return same
+
+    def _put(self, item):
+        if self._redo < 0:
+            self._order.append(item)
+        elif self._redo < len(self._order) and self._order[self._redo] is item:
+            self._redo += 1
+        else:
+            self._redo = len(self._order) + 1       # not as before: done() says so
 
     # --- the canvas ----------------------------------------------------------------------
 
@@ -120,7 +157,7 @@ class DioRenderer:
             r.width = w
         if r.height != h:
             r.height = h
-        self._order.append(r)
+        self._put(r)
 
     def rect(self, x, y, w, h, color):
         self.fill_rect(x, y, w, 1, color)
@@ -185,5 +222,5 @@ class DioRenderer:
                 lab.color = color
             if moved:                           # the text's box decides where it goes
                 lab.anchored_position = pos
-            self._order.append(lab)
+            self._put(lab)
         return x + w

@@ -64,6 +64,8 @@ _OP = const(8)                  # ints an op: x, y, w, h, kind, a, b, color
 OPS = const(96)                 # ops room made up front (a busy 240x135 screen: ~80;
                                 # half of it on a small display), 3 KB; it grows if need be
 _FULL_PCT = const(50)           # a change over half the screen: paint and send it whole
+_SLACK = const(4)               # empty ops after a field's: room for a longer value
+_NOWHERE = const(-32768)        # an empty op's x: it touches no window
 BAND_PX = const(2048)           # a window painted and sent in one step, the loop running
                                 # between two: 4 KB of RGB565, 0.5 ms at 62.5 MHz SPI
 
@@ -85,7 +87,13 @@ class FbRenderer:
     rectangles clipped to it. Every pixel outside them has the same ops in the same order
     as before, so the buffer holds what a full draw would paint (tests/upy/test_render_fb.py
     checks it from every golden state to every other). The app plans a frame, then paints
-    one window a step (app.frame_task); draw() does it all at once."""
+    one window a step (app.frame_task); draw() does it all at once.
+
+    A field of the layout (layout.Layout: the clock, LP...) owns a run of op slots, its ops
+    and _SLACK empty ones after them. When only fields' values changed, plan() lays out
+    nothing else and diffs nothing else: each such field's ops are made again into its
+    slots (redo ... done) and an op that differs from the one it replaces marks both boxes
+    dirty; the dirty area then grows and is cut into windows as above."""
 
     def __init__(self, fb, width, height, mono, swap=False):
         self.fb = fb
@@ -105,6 +113,9 @@ class FbRenderer:
         self.old_n = 0
         self.bg = None
         self.old_bg = None
+        self._dirty = None          # this plan's dirty rects
+        self._slots = None          # the field's slots being drawn again (redo), else None
+        self._at = 0                # the op count to go back to after it
         if mono:
             palette, invert = (0, 1, 1, 1, 1, 1, 1, 1, 0), 1
         else:
@@ -129,9 +140,58 @@ class FbRenderer:
     def hline(self, x, y, w, color):
         self.fill_rect(x, y, w, 1, color)
 
+    # --- fields (layout.Layout.update) ---------------------------------------------------
+
+    def begin(self):
+        return self.n
+
+    def end(self, start):
+        """The slots (first, end) of the field whose ops began at `start`, _SLACK empty
+        ones after them."""
+        for _ in range(_SLACK):
+            self._op(_NOWHERE, 0, 0, 0, 0, 0, 0, 0)
+        return (start, self.n)
+
+    def redo(self, slots):
+        """Ops from here on go into the field's `slots`, each diffed with the op it replaces."""
+        self._at = self.n
+        self._slots = slots
+        self.n = slots[0]
+
+    def done(self, slots):
+        """The field's ops are made: its unused slots emptied. False when they did not fit
+        (the next plan then sends the whole screen)."""
+        fit = self._slots is not None
+        while fit and self.n < slots[1]:
+            self._op(_NOWHERE, 0, 0, 0, 0, 0, 0, 0)
+        self._slots = None
+        self.n = self._at
+        if not fit:
+            self.bg = None
+        return fit
+
     def _op(self, x, y, w, h, kind, a, b, color):
         ops = self.ops
         j = self.n * _OP
+        if self._slots is not None:             # drawing a field again: in its slots
+            if self.n == self._slots[1]:
+                self._slots = None              # no room: done() says so
+                self.n = self._at
+                return
+            if ops[j] != x or ops[j + 1] != y or ops[j + 2] != w or ops[j + 3] != h \
+                    or ops[j + 4] != kind or ops[j + 5] != a or ops[j + 6] != b or ops[j + 7] != color:
+                self._add(self._dirty, ops, j)
+                ops[j] = x
+                ops[j + 1] = y
+                ops[j + 2] = w
+                ops[j + 3] = h
+                ops[j + 4] = kind
+                ops[j + 5] = a
+                ops[j + 6] = b
+                ops[j + 7] = color
+                self._add(self._dirty, ops, j)
+            self.n += 1
+            return
         if j == len(ops):
             ops.extend(bytes(4 * _OP * 16))      # room for 16 more (a busier screen)
         ops[j] = x
@@ -156,6 +216,9 @@ class FbRenderer:
     def plan(self, s):
         """Lay `s` out; the windows to paint and send, (x, y, w, h) of about BAND_PX
         pixels each, [] when nothing changed."""
+        dirty = self._dirty = []
+        if self.layout.update(s):               # only fields changed: drawn into their slots
+            return self._windows(dirty, False)
         self.old, self.ops = self.ops, self.old
         self.old_n, self.n = self.n, 0
         self.old_bg = self.bg
@@ -176,6 +239,13 @@ class FbRenderer:
                 self._add(dirty, old, j)
             if i < n:
                 self._add(dirty, ops, j)
+        return self._windows(dirty, self.bg != self.old_bg)
+
+    def _windows(self, dirty, whole):
+        """The windows that cover `dirty` (the whole screen if `whole` or it is most of it),
+        grown until no glyph is cut."""
+        ops = self.ops
+        n = self.n
         grown = True
         while grown:
             grown = False
@@ -185,7 +255,7 @@ class FbRenderer:
         area = 0
         for d in dirty:
             area += (d[2] - d[0]) * (d[3] - d[1])
-        if self.bg != self.old_bg or area * 100 > self.w * self.h * _FULL_PCT:
+        if whole or area * 100 > self.w * self.h * _FULL_PCT:
             dirty = [[0, 0, self.w, self.h]]
         out = []
         for d in dirty:

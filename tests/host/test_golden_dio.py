@@ -52,6 +52,29 @@ def test_one_display_redrawn_state_after_state_matches_every_golden(dio):
         compare(cap.screenshot(display), _name(state))
 
 
+def test_a_screen_drawn_field_by_field_is_the_screen_drawn_whole(dio):
+    # On every golden: the values a tick or a key changes, changed (screens.ticked), set
+    # in their fields' labels alone, show what a whole draw of the new screen shows.
+    render_dio, cap, font = dio
+    display = cap.capture_display(W, H)
+    r = render_dio.DioRenderer(W, H, font)
+    fast = []
+    for state, make in screens.STATES:
+        s = make()
+        t = screens.ticked(s)
+        display.root_group = r.draw(s)
+        cap.screenshot(display)
+        fields = r.layout.fields
+        r.plan(t)
+        if r.layout.fields is fields:
+            fast.append(state)
+        by_field = cap.screenshot(display).tobytes()
+        display.root_group = render_dio.DioRenderer(W, H, font).draw(t)
+        assert by_field == cap.screenshot(display).tobytes(), state
+    for state in ("home", "turn_long", "last5", "time_turn", "lp_entry", "menu", "record"):
+        assert state in fast, state
+
+
 def test_missing_glyph_is_a_box_and_long_text_is_cut(dio):
     render_dio, cap, font = dio
     r = render_dio.DioRenderer(W, H, font)

@@ -332,6 +332,30 @@ def _self_test(step):
     return build(ui, MIN + 11 * SEC, SYNC_S)
 
 
+def _other_digits(text):
+    out = ""
+    for ch in text:
+        out += chr(48 + (ord(ch) - 45) % 10) if "0" <= ch <= "9" else ch
+    return out
+
+
+def ticked(s):
+    """A copy of Screen s with what a clock tick or an LP key changes changed: other digits
+    in the round clock, the status line, the turn and its clock and the LP entry (the same
+    shape of text), other LP. The renderers draw it field by field (layout.Layout.update)
+    and must paint what a whole draw of it paints."""
+    from duelclock.core.view import FIELDS, Screen
+    t = Screen()
+    for f in FIELDS:
+        setattr(t, f, getattr(s, f))
+    for f in ("clock", "status", "turn", "turn_clock", "entry"):
+        if getattr(s, f):
+            setattr(t, f, _other_digits(getattr(s, f)))
+    if s.lp is not None:
+        t.lp = (s.lp[0] - 300, s.lp[1] + 1250)
+    return t
+
+
 STATES = (
     ("no_round", no_round),
     ("pre_round", pre_round),

@@ -133,6 +133,26 @@ if framebuf is not None:
                 assert r.draw(s) == []                      # nothing changed: nothing to send
             assert partial > 0, "no draw was partial at %dx%d" % (w, h)
 
+    def test_a_screen_drawn_field_by_field_is_the_screen_drawn_whole():
+        # On every golden: the values a tick or a key changes, changed (screens.ticked),
+        # drawn into their fields alone, paint what a whole draw of the new screen does.
+        for w, h, mono in SIZES:
+            want_buf, _, want = screen(w, h, mono)
+            buf, _, r = screen(w, h, mono)
+            fast = []
+            for name, make in screens.STATES:
+                s = make()
+                t = screens.ticked(s)
+                r.draw(s)
+                fields = r.layout.fields
+                r.draw(t)
+                if r.layout.fields is fields:       # no whole layout
+                    fast.append(name)
+                want.draw(t)
+                assert buf == want_buf, "%s at %dx%d" % (name, w, h)
+            for name in ("home", "turn_long", "last5", "time_turn", "lp_entry", "menu", "record"):
+                assert name in fast, "%s was laid out whole at %dx%d" % (name, w, h)
+
     def test_a_clock_tick_repaints_and_sends_a_few_glyphs():
         for w, h, mono in SIZES:
             buf, fb, r = screen(w, h, mono)
