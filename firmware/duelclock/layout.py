@@ -58,6 +58,7 @@ _ENTRY = _bit("entry")
 _NOT_SHOWN = _STATUS | _LP | _TURN          # screens with a header: values they do not show
 _I_CLOCK = FIELDS.index("clock")
 _I_STATUS = FIELDS.index("status")
+_I_ENTRY = FIELDS.index("entry")
 
 
 def same_shape(a, b):
@@ -67,13 +68,16 @@ def same_shape(a, b):
     do not."""
     if a == b:
         return True
-    if len(a) != len(b):
+    if a is None or b is None or len(a) != len(b):
         return False
-    i = 0
-    for ch in a:
-        d = b[i]
-        i += 1
-        if ch != d and not (0x20 < ord(ch) < 0x7f and 0x20 < ord(d) < 0x7f):
+    a = a.encode()              # bytes: walking a str makes a string per character
+    b = b.encode()
+    if len(a) != len(b):        # not ASCII (and different)
+        return False
+    for i in range(len(a)):
+        x = a[i]
+        y = b[i]
+        if x != y and not (0x20 < x < 0x7f and 0x20 < y < 0x7f):
             return False
     return True
 
@@ -487,7 +491,8 @@ class Layout:
             y += c.height(line, fs) + gap
 
     def _entry_ok(self, s, g):
-        return s.entry is not None and self._entry_heights(s) == g[2]
+        return same_shape(s.entry, self.last[_I_ENTRY]) or (
+            s.entry is not None and self._entry_heights(s) == g[2])
 
     # --- overlay -----------------------------------------------------------------------
 

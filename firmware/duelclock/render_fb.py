@@ -10,6 +10,7 @@
 # of bytes (in flash when frozen: font_ko.mpy is 5461 bytes).
 from array import array
 
+import framebuf
 from micropython import const
 
 from . import font_ko
@@ -64,6 +65,7 @@ _OP = const(8)                  # ints an op: x, y, w, h, kind, a, b, color
 OPS = const(96)                 # ops room made up front (a busy 240x135 screen: ~80;
                                 # half of it on a small display), 3 KB; it grows if need be
 _FULL_PCT = const(50)           # a change over half the screen: paint and send it whole
+_ASCII = const(1)                # writer.py's glyph kind of an 8x8-font character
 _SLACK = const(4)               # empty ops after a field's: room for a longer value
 _NOWHERE = const(-32768)        # an empty op's x: it touches no window
 BAND_PX = const(2048)           # a window painted and sent in one step, the loop running
@@ -79,13 +81,12 @@ class FbRenderer:
     paints nothing outside of: x, y, w, h, kind, a, b, color (_OP ints in a flat array,
     two arrays swapped each draw: no allocation per op), kind 0 a filled rectangle, else a
     glyph (writer.py). An op that differs from the op at the same place in the last
-    draw's list marks its old and new boxes dirty; the dirty area grows by the whole box
-    of every glyph it touches (a glyph is painted whole) until none is cut; then it is
-    cut into bands and strips of about BAND_PX pixels (more where a glyph would be cut:
-    a glyph is never cut), and each is
-    filled with the background and every op touching it is painted again in order,
-    rectangles clipped to it. Every pixel outside them has the same ops in the same order
-    as before, so the buffer holds what a full draw would paint (tests/upy/test_render_fb.py
+    draw's list marks its old and new boxes dirty (rects merged where they touch); the
+    dirty rects are cut into bands of at most BAND_PX pixels, the windows. A window is
+    painted in a scratch buffer of its size: the background, then every op touching it in
+    order, offset, so framebuf clips glyphs and rectangles alike to it; then it is copied
+    into the frame. Every pixel outside the windows has the same ops in the same order as
+    before, so the buffer holds what a full draw would paint (tests/upy/test_render_fb.py
     checks it from every golden state to every other). The app plans a frame, then paints
     one window a step (app.frame_task); draw() does it all at once.
 
@@ -93,7 +94,7 @@ class FbRenderer:
     and _SLACK empty ones after them. When only fields' values changed, plan() lays out
     nothing else and diffs nothing else: each such field's ops are made again into its
     slots (redo ... done) and an op that differs from the one it replaces marks both boxes
-    dirty; the dirty area then grows and is cut into windows as above."""
+    dirty."""
 
     def __init__(self, fb, width, height, mono, swap=False):
         self.fb = fb
@@ -102,7 +103,6 @@ class FbRenderer:
         self.mono = mono
         self.wr = wr = Writer(fb, font_ko)
         wr.record = self._op
-        self.text = wr.text
         self.width = wr.width
         self.height = wr.height
         self.fit = wr.fit
@@ -116,6 +116,12 @@ class FbRenderer:
         self._dirty = None          # this plan's dirty rects
         self._slots = None          # the field's slots being drawn again (redo), else None
         self._at = 0                # the op count to go back to after it
+        self._runs = None           # the texts of the field being drawn (see text)
+        self._k = 0                 # the next of them when it is drawn again
+        fmt = framebuf.MONO_VLSB if mono else framebuf.RGB565
+        self._fmt = fmt
+        self._scratch = bytearray(BAND_PX if mono else 2 * BAND_PX)    # a window's pixels
+        self._wins = {}             # w << 16 | h -> a FrameBuffer of that size on _scratch
         if mono:
             palette, invert = (0, 1, 1, 1, 1, 1, 1, 1, 0), 1
         else:
@@ -143,32 +149,101 @@ class FbRenderer:
     # --- fields (layout.Layout.update) ---------------------------------------------------
 
     def begin(self):
+        self._runs = []
         return self.n
 
     def end(self, start):
-        """The slots (first, end) of the field whose ops began at `start`, _SLACK empty
-        ones after them."""
+        """The field whose ops began at `start`: its slots (first, end), _SLACK empty ones
+        after its ops, and its texts."""
         for _ in range(_SLACK):
             self._op(_NOWHERE, 0, 0, 0, 0, 0, 0, 0)
-        return (start, self.n)
+        runs = self._runs
+        self._runs = None
+        return (start, self.n, runs)
 
-    def redo(self, slots):
-        """Ops from here on go into the field's `slots`, each diffed with the op it replaces."""
+    def redo(self, field):
+        """Ops from here on go into the field's slots, each diffed with the op it replaces."""
         self._at = self.n
-        self._slots = slots
-        self.n = slots[0]
+        self._slots = field
+        self.n = field[0]
+        self._runs = field[2]
+        self._k = 0
 
-    def done(self, slots):
+    def done(self, field):
         """The field's ops are made: its unused slots emptied. False when they did not fit
         (the next plan then sends the whole screen)."""
         fit = self._slots is not None
-        while fit and self.n < slots[1]:
+        while fit and self.n < field[1]:
             self._op(_NOWHERE, 0, 0, 0, 0, 0, 0, 0)
         self._slots = None
+        self._runs = None
         self.n = self._at
         if not fit:
             self.bg = None
         return fit
+
+    def text(self, s, x, y, scale, color, max_w=0, line_h=0, tight=False):
+        """The canvas's text (writer.Writer.text). In a field each text is noted: [first
+        op, bytes, x, y, scale, color, max_w, line_h, tight, x after, characters drawn].
+        Drawn again with the same place and look and text of the same shape (printable
+        ASCII, as long, spaces where they were), only the glyphs of the characters that
+        changed are made again."""
+        runs = self._runs
+        wr = self.wr
+        if runs is not None and self._slots is not None:
+            k = self._k
+            self._k = k + 1
+            if k < len(runs):
+                run = runs[k]
+                b = wr._plain(s)
+                if run[0] == self.n and b is not None and run[1] is not None \
+                        and len(b) == len(run[1]) and run[2] == x \
+                        and run[3] == y and run[4] == scale and run[5] == color and run[6] == max_w \
+                        and run[7] == line_h and run[8] == tight and self._retext(run, b):
+                    return run[9]
+                runs[k] = run = [self.n, b, x, y, scale, color, max_w, line_h, tight, 0, 0]
+            else:
+                runs.append(None)
+                run = runs[k] = [self.n, None, x, y, scale, color, max_w, line_h, tight, 0, 0]
+        elif runs is not None:
+            run = [self.n, None, x, y, scale, color, max_w, line_h, tight, 0, 0]
+            runs.append(run)
+        else:
+            return wr.text(s, x, y, scale, color, max_w, line_h, tight)
+        run[9] = end = wr.text(s, x, y, scale, color, max_w, line_h, tight)
+        run[1] = wr._plain(s)
+        w = (7 if tight else 8) * scale
+        run[10] = (end - x) // w
+        return end
+
+    def _retext(self, run, b):
+        """Make again the glyph ops of the characters of `b` that differ from run's; False
+        (nothing made) when a space moved. Every printable ASCII character but the space
+        has ink, so has one op (Writer.text)."""
+        old = run[1]
+        for i in range(run[10]):
+            if (old[i] == 32) != (b[i] == 32):
+                return False
+        scale = run[4]
+        w = (7 if run[8] else 8) * scale
+        gy = run[3] + (run[7] - 8 * scale) // 2 if run[7] else run[3]
+        ink = self.wr._ink
+        x = run[2]
+        slot = run[0]
+        for i in range(run[10]):
+            o = b[i]
+            if o != 32:
+                if o != old[i]:
+                    self.n = slot
+                    g = ink[o - 32]
+                    first = g >> 4
+                    self._op(x + first * scale, gy, ((g & 15) - first + 1) * scale, 8 * scale,
+                             _ASCII, o, scale, run[5])
+                slot += 1
+            x += w
+        self.n = slot
+        run[1] = b
+        return True
 
     def _op(self, x, y, w, h, kind, a, b, color):
         ops = self.ops
@@ -242,16 +317,8 @@ class FbRenderer:
         return self._windows(dirty, self.bg != self.old_bg)
 
     def _windows(self, dirty, whole):
-        """The windows that cover `dirty` (the whole screen if `whole` or it is most of it),
-        grown until no glyph is cut."""
-        ops = self.ops
-        n = self.n
-        grown = True
-        while grown:
-            grown = False
-            for j in range(0, n * _OP, _OP):
-                if ops[j + 4] and _touches(ops, j, dirty) and self._add(dirty, ops, j):
-                    grown = True
+        """The windows that cover `dirty` (the whole screen if `whole` or it is most of it):
+        bands of at most BAND_PX pixels."""
         area = 0
         for d in dirty:
             area += (d[2] - d[0]) * (d[3] - d[1])
@@ -261,47 +328,33 @@ class FbRenderer:
         for d in dirty:
             w = d[2] - d[0]
             rows = max(1, BAND_PX // w)
-            y = d[1]
-            while y < d[3]:
-                end = min(d[3], y + rows)
-                grown = True                    # no glyph may straddle a cut (painted whole,
-                while grown and end < d[3]:     # it would cover what the band above painted
-                    grown = False               # over it)
-                    for j in range(0, n * _OP, _OP):
-                        if ops[j + 4] and ops[j + 1] < end < ops[j + 1] + ops[j + 3] \
-                                and ops[j] < d[2] and d[0] < ops[j] + ops[j + 2]:
-                            end = min(d[3], ops[j + 1] + ops[j + 3])
-                            grown = True
-                self._strips(out, d[0], y, d[2], end)
-                y = end
+            for y in range(d[1], d[3], rows):
+                out.append((d[0], y, w, min(rows, d[3] - y)))
         return out
 
-    def _strips(self, out, x, y, x_end, y_end):
-        """The band (x, y)-(x_end, y_end) into out as strips of about BAND_PX pixels, cut
-        only where no glyph crosses (a band made tall by the clock's digits)."""
-        ops = self.ops
-        cols = max(1, BAND_PX // (y_end - y))
-        while x < x_end:
-            end = min(x_end, x + cols)
-            grown = True
-            while grown and end < x_end:
-                grown = False
-                for j in range(0, self.n * _OP, _OP):
-                    if ops[j + 4] and ops[j] < end < ops[j] + ops[j + 2] \
-                            and ops[j + 1] < y_end and y < ops[j + 1] + ops[j + 3]:
-                        end = min(x_end, ops[j] + ops[j + 2])
-                        grown = True
-            out.append((x, y, end - x, y_end - y))
-            x = end
-
     def paint(self, win):
-        """Paint window (x, y, w, h) of the last plan: the background, then every op
-        touching it in order, rectangles clipped to it, glyphs whole."""
+        """Paint window (x, y, w, h) of the last plan into the frame: in a scratch buffer of
+        its size, then copied. A window larger than BAND_PX (a test's whole screen) is
+        painted in place, glyphs whole."""
         x0, y0, w, h = win
+        if w * h > BAND_PX:
+            self._paint(self.fb, x0, y0, w, h, 0, 0)
+            return
+        key = w << 16 | h
+        fb = self._wins.get(key)
+        if fb is None:
+            if len(self._wins) >= 16:
+                self._wins = {}
+            fb = self._wins[key] = framebuf.FrameBuffer(self._scratch, w, h, self._fmt)
+        self._paint(fb, x0, y0, w, h, x0, y0)
+        self.fb.blit(fb, x0, y0)
+
+    def _paint(self, fb, x0, y0, w, h, dx, dy):
+        # window (x0, y0, w, h) of the frame on `fb`, its pixel (x, y) at (x - dx, y - dy)
         x1 = x0 + w
         y1 = y0 + h
-        fr = self.fb.fill_rect
-        fr(x0, y0, w, h, self.bg)
+        fr = fb.fill_rect
+        fr(x0 - dx, y0 - dy, w, h, self.bg)
         glyph = self.wr.glyph
         ops = self.ops
         for j in range(0, self.n * _OP, _OP):
@@ -309,11 +362,13 @@ class FbRenderer:
             y = ops[j + 1]
             if x < x1 and x0 < x + ops[j + 2] and y < y1 and y0 < y + ops[j + 3]:
                 if ops[j + 4]:
-                    glyph(x, y, ops[j + 2], ops[j + 3], ops[j + 4], ops[j + 5], ops[j + 6], ops[j + 7])
+                    glyph(x - dx, y - dy, ops[j + 2], ops[j + 3], ops[j + 4], ops[j + 5], ops[j + 6],
+                          ops[j + 7], fb)
                 else:
                     cx = max(x, x0)
                     cy = max(y, y0)
-                    fr(cx, cy, min(x + ops[j + 2], x1) - cx, min(y + ops[j + 3], y1) - cy, ops[j + 7])
+                    fr(cx - dx, cy - dy, min(x + ops[j + 2], x1) - cx, min(y + ops[j + 3], y1) - cy,
+                       ops[j + 7])
 
     def _add(self, dirty, ops, j):
         """Mark the box of the op at ops[j] (on screen) dirty: merged with every dirty rect
@@ -345,13 +400,3 @@ class FbRenderer:
         dirty.append(d)
         return True
 
-
-def _touches(ops, j, dirty):
-    x0 = ops[j]
-    y0 = ops[j + 1]
-    x1 = x0 + ops[j + 2]
-    y1 = y0 + ops[j + 3]
-    for d in dirty:
-        if x0 < d[2] and d[0] < x1 and y0 < d[3] and d[1] < y1:
-            return True
-    return False

@@ -87,6 +87,8 @@ class Writer:
         self._off, self._runs = _runs_table()
         self._cache = {}
         self._pal = {}
+        self._s = None                  # the last string asked about, and its bytes if it
+        self._b = None                  # is printable ASCII (else None): see _ascii
 
     # --- measuring -------------------------------------------------------------------
 
@@ -108,7 +110,22 @@ class Writer:
                 hi = mid - 1
         return -1
 
+    def _plain(self, s):
+        """`s` as bytes if it is all printable ASCII (every cell one advance), else None.
+        A layout asks about the same string a few times in a row (fit, width, text): the
+        last answer is kept. Bytes, because walking a str makes a string per character
+        (a qstr lookup each), walking bytes makes small ints."""
+        if s is not self._s:
+            b = s.encode()
+            self._s = s
+            self._b = b if len(b) == len(s) and (not b or min(b) >= _ASCII_FIRST
+                                                   and max(b) <= _ASCII_LAST) else None
+        return self._b
+
     def _wide(self, s):
+        """Does `s` need the 16-px font (anything past ASCII)?"""
+        if self._plain(s) is not None:
+            return False
         for ch in s:
             if ord(ch) > _ASCII_LAST:
                 return True
@@ -125,8 +142,10 @@ class Writer:
         return (self.font.WIDTHS[g] if g >= 0 else 16) * ws
 
     def width(self, s, scale, tight=False):
-        w = 0
+        if self._plain(s) is not None:                  # every cell the same advance
+            return len(s) * (7 if tight else 8) * scale
         wide = self._wide(s)
+        w = 0
         for ch in s:
             w += self._advance(ch, scale, tight, wide)
         return w
@@ -152,6 +171,20 @@ class Writer:
         put = self.record or self.glyph
         line_h = line_h or self.height(s, scale)
         right = x + max_w if max_w else 1 << 30
+        b = self._plain(s)
+        if b is not None:                       # printable ASCII: cells of one advance
+            w = (7 if tight else 8) * scale
+            gy = y + (line_h - 8 * scale) // 2
+            for o in b:
+                if x + w > right:
+                    break
+                ink = self._ink[o - _ASCII_FIRST]
+                if ink != 0xff:
+                    first = ink >> 4
+                    put(x + first * scale, gy, ((ink & 15) - first + 1) * scale, 8 * scale,
+                        _ASCII, o, scale, color)
+                x += w
+            return x
         wide = self._wide(s)
         for ch in s:
             o = ord(ch)
@@ -183,9 +216,11 @@ class Writer:
             x += w
         return x
 
-    def glyph(self, x, y, w, h, kind, a, b, color):
-        """Draw one glyph as text() cut it: (x, y, w, h) the box of its ink."""
-        fb = self.fb
+    def glyph(self, x, y, w, h, kind, a, b, color, fb=None):
+        """Draw one glyph as text() cut it: (x, y, w, h) the box of its ink; on `fb`
+        (default: the writer's)."""
+        if fb is None:
+            fb = self.fb
         if kind == _BOX:
             fb.rect(x, y, w, h, color)
         elif kind == _ASCII and b == 1:

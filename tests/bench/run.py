@@ -37,6 +37,7 @@ import bench_link  # noqa: E402
 import bench_provision  # noqa: E402
 import bench_sim  # noqa: E402
 import bench_table_link  # noqa: E402
+import bench_work  # noqa: E402
 import gen_record  # noqa: E402
 
 REPLAY_EVENTS = 2000
@@ -221,6 +222,7 @@ GROUPS = {
     "round": bench_link.bench_round,
     "sim": bench_sim.bench_sim,
     "table_link": bench_table_link.bench_table_link,
+    "work": bench_work.bench_work,
 }
 
 

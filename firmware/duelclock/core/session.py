@@ -413,9 +413,11 @@ class Session:
             if self.send(line, "sync"):
                 self.sync_seq = seq
                 self.sync_t1, self.sync_us = t1, None if sub_us is None else t1_us
-        if now >= self.state_due or now >= self.state_check_at and (
-                self.state_check_at == 0 or self._moved(now)):
+        moved = False
+        if now >= self.state_check_at:          # a look every _STATE_CHECK_MS, not a tick
+            moved = self.state_check_at == 0 or self._moved(now)
             self.state_check_at = now + _STATE_CHECK_MS
+        if moved or now >= self.state_due:
             fields = self.state(now)
             if _changed(fields, self.last_state) or now >= self.state_due:
                 if self._send("state", fields, "state"):
