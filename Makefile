@@ -13,6 +13,8 @@ FONT := firmware/duelclock/font_ko.py
 # chrony: the bench's sync reference (run with -x: it never sets the clock); poppler-utils:
 # the printed LP sheet's test reads Chromium's PDF with pdftotext.
 DEBS := xfonts-unifont mosquitto mosquitto-clients chromium fonts-nanum chrony poppler-utils
+# valgrind: the bench counts the firmware's work in instructions (bench_work.py)
+BENCH_DEBS := valgrind
 # named by the list: a package added to DEBS is installed on a machine set up before
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 export DUELCLOCK_SHARED := $(SHARED)
@@ -66,6 +68,7 @@ $(BENCH_STAMP): | $(STAMP)
 	touch $@
 
 bench: setup $(BENCH_STAMP)
+	@$(MAKE) --no-print-directory debs DEBS="$(BENCH_DEBS)"
 	$(PY) tests/bench/report.py --out $(PERF_PAGE) $(BENCH_ARGS)
 
 # The fault-injection suite's long form (power cuts, network faults, fuzzing): about 95

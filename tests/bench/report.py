@@ -25,6 +25,7 @@ GROUP_TITLES = (
     ("core", "The rules engine: replaying a long record"),
     ("firmware", "The firmware on the MicroPython unix port"),
     ("display", "The screen and the keys"),
+    ("work", "The firmware's work in instructions"),
     ("link", "The desk link: clock sync and round start"),
     ("clients", "MQTT client libraries: the desk's side of a round start"),
     ("sim", "The simulator"),
