@@ -248,26 +248,18 @@ class FbRenderer:
     def _op(self, x, y, w, h, kind, a, b, color):
         ops = self.ops
         j = self.n * _OP
-        if self._slots is not None:             # drawing a field again: in its slots
+        redo = self._slots is not None          # drawing a field again: in its slots
+        if redo:
             if self.n == self._slots[1]:
                 self._slots = None              # no room: done() says so
                 self.n = self._at
                 return
-            if ops[j] != x or ops[j + 1] != y or ops[j + 2] != w or ops[j + 3] != h \
-                    or ops[j + 4] != kind or ops[j + 5] != a or ops[j + 6] != b or ops[j + 7] != color:
-                self._add(self._dirty, ops, j)
-                ops[j] = x
-                ops[j + 1] = y
-                ops[j + 2] = w
-                ops[j + 3] = h
-                ops[j + 4] = kind
-                ops[j + 5] = a
-                ops[j + 6] = b
-                ops[j + 7] = color
-                self._add(self._dirty, ops, j)
-            self.n += 1
-            return
-        if j == len(ops):
+            if ops[j] == x and ops[j + 1] == y and ops[j + 2] == w and ops[j + 3] == h \
+                    and ops[j + 4] == kind and ops[j + 5] == a and ops[j + 6] == b and ops[j + 7] == color:
+                self.n += 1
+                return
+            self._add(self._dirty, ops, j)      # its old box and (below) its new one
+        elif j == len(ops):
             ops.extend(bytes(4 * _OP * 16))      # room for 16 more (a busier screen)
         ops[j] = x
         ops[j + 1] = y
@@ -277,6 +269,8 @@ class FbRenderer:
         ops[j + 5] = a
         ops[j + 6] = b
         ops[j + 7] = color
+        if redo:
+            self._add(self._dirty, ops, j)
         self.n += 1
 
     # --- drawing -------------------------------------------------------------------------
