@@ -63,7 +63,7 @@ def test_bounces_shorter_than_debounce_make_nothing():
         r.run(("1",), 4).run((), 3)
     assert r.intents() == []
     r.run(("1",), 40)
-    assert r.log == [(28 + 20, "1")]        # fires on press, 20 ms after the last bounce
+    assert r.log == [(28 + 5, "1")]         # fires on press, press_ms after the last bounce
     for _ in range(4):                       # bouncing on release: still one press
         r.run((), 3).run(("1",), 3)
     r.run((), 50)
@@ -83,9 +83,9 @@ def test_long_fires_once_at_long_ms_then_nothing_on_release():
 
 
 def test_hold_repeats_every_repeat_ms_after_long_ms():
-    # X is in the chord X+Y: its press acts once debounce_ms + chord_ms (20 + 50) passed
+    # X acts at the first scan press_ms after its press (X+Y would take it back)
     r = Rig(PICO).run(("X",), 1250).run((), 100)   # the release counts 20 ms later
-    assert r.log == [(70, "up"), (700, "up_fast"), (850, "up_fast"), (1000, "up_fast"),
+    assert r.log == [(10, "up"), (700, "up_fast"), (850, "up_fast"), (1000, "up_fast"),
                      (1150, "up_fast")]
     r.log = []
     r.run(("X",), 150)
@@ -95,16 +95,25 @@ def test_hold_repeats_every_repeat_ms_after_long_ms():
 
 
 def test_a_key_whose_hold_is_its_faster_press_acts_on_the_press():
-    # In no chord: at once, as its press is accepted; held, its hold repeats from long_ms.
+    # At once, as its press is accepted; held, its hold repeats from long_ms.
     r = Rig({"X": ("up", None, "up_fast"), "A": ("a", "menu", None)}).run(("X",), 60)
-    assert r.log == [(20, "up")]             # the press, not the release
+    assert r.log == [(10, "up")]             # the press, not the release
     r.run(("X",), 800).run((), 100)
     assert [i for t, i in r.log] == ["up", "up_fast", "up_fast"] and r.log[1][0] == 700
     r = Rig({"X": ("up", None, "up_fast"), "A": ("a", "menu", None)}).run(("A",), 300)
     assert r.intents() == []                 # A's hold is the menu: it still waits
-    # in a chord: released before chord_ms, it acts at the release, once
+    # in a chord, its short taken back if the chord comes (TAKEBACK): at once too
     r = Rig(PICO).run(("X",), 40).run((), 100)
-    assert r.log == [(60, "up")]
+    assert r.log == [(10, "up")]
+    # in a chord with a short nothing takes back: it waits chord_ms for the partner, or
+    # acts at its release if that comes first
+    keymap = {"X": ("a", None, "up"), "Y": ("b", None, None), "X+Y": ("back", None, None)}
+    r = Rig(keymap).run(("X",), 40).run((), 100)
+    assert r.log == [(60, "a")]
+    r = Rig(keymap).run(("X",), 100).run((), 100)
+    assert r.log == [(60, "a")]              # press_ms + chord_ms: no chord came
+    r = Rig(keymap).run(("X",), 30).run(("X", "Y"), 100).run((), 100)
+    assert r.intents() == ["back"]
 
 
 def test_long_then_hold_on_one_key():
@@ -135,7 +144,9 @@ def test_rollover_keeps_typing_order():
 
 def test_chord_short_and_long():
     r = Rig(PICO).run(("X",), 40).run(("X", "Y"), 200).run((), 50)
-    assert r.intents() == ["back"]
+    assert r.intents() == ["up", "down", "back"]     # X acted, the chord took it back
+    r = Rig(PICO).run(("X", "Y"), 200).run((), 50)
+    assert r.intents() == ["back"]                  # both in one scan: the chord alone
     r = Rig(PICO).run(("Y", "X"), 1000).run(("X",), 1000).run((), 50)
     assert r.log == [(700, "undo")]          # X held on after the chord: spent
 
@@ -158,7 +169,7 @@ def test_a_chord_is_held_from_its_last_key_down():
 
 def test_chord_needs_its_parts_fresh():
     r = Rig(PICO).run(("X",), 710).run(("X", "Y"), 100).run(("X",), 50).run((), 50)
-    assert r.log == [(70, "up"), (700, "up_fast"), (780, "down"), (850, "up_fast")]
+    assert r.log == [(10, "up"), (700, "up_fast"), (720, "down"), (850, "up_fast")]
     r = Rig(PICO).run(("X", "Y"), 100).run(("X",), 50).run(("X", "Y"), 100).run((), 50)
     assert r.intents() == ["back", "down"]   # Y again, X spent: no second chord
 
@@ -309,7 +320,7 @@ def test_ring_bounces_and_chords_from_timestamps():
         r.run(("A",), 3).run((), 3)
     r.run((), 100)
     r.run(("X",), 5).run(("X", "Y"), 300).run((), 200)      # X then Y within 5 ms: a chord
-    assert [i for _, i in r.log] == ["back"]
+    assert [i for _, i in r.log] == ["up", "down", "back"]  # X's press, taken back
 
 
 def test_a_full_ring_drops_the_newest_edges_and_counts_them():

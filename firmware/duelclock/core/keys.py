@@ -2,9 +2,12 @@
 # only grows (the app's own clock, not a raw ticks_ms that wraps after 2**30 ms).
 #
 # A board gives its KEYMAP: name -> (short, long or None, hold or None), and an EdgeRing
-# that its key reading fills. A name "X+Y" is a chord: X and Y held
-# together. Each key (and each chord) runs this machine once its level has been stable for
-# debounce_ms; times count from the first reading of the new level:
+# that its key reading fills. A name "X+Y" is a chord: X and Y held together. A key is down
+# once its press has read down for press_ms (5: a spark or a bounce shorter is nothing, and
+# it is less than a scan period, so a press waits for no more than the next scan) and up
+# once its release has read up for debounce_ms (a bounce on the release is no second
+# press). Times count from the first reading of the new level. Each key (and each chord)
+# then runs this machine:
 #
 #   UP --press--> PENDING --release--> short ------------------------------------> UP
 #                    |--held long_ms--> long (or the first hold) --> HELD --release--> UP
@@ -13,12 +16,15 @@
 #   HELD --every repeat_ms--> hold (repeats missed while nobody scanned are dropped)
 #
 # A key with neither long nor hold that is in no chord skips PENDING: short on press. A key
-# (not a chord) whose hold is a faster form of its press (a hold, no long: X up / up_fast) acts on the
-# press too, and repeats its hold from long_ms on while held: HELD at once if it is in no
-# chord, else once chord_ms passed since its press was accepted with no chord made (its
-# partner may still land), or at its release if that comes first:
+# (not a chord) whose hold is a faster form of its press (a hold, no long: X up / up_fast)
+# acts on the press too, and repeats its hold from long_ms on while held:
 #
-#   UP --press--> PENDING --chord_ms, or release--> short --> HELD (hold from long_ms)
+#   UP --press--> short --> HELD (hold from long_ms) --release--> UP
+#
+# Such a key in a chord acts on its press all the same when its short can be taken back
+# (TAKEBACK): if the chord's other keys land within chord_ms, the takeback comes out, then
+# the chord runs. One whose short cannot be taken back waits: PENDING until chord_ms passed
+# with no chord made, or its release, whichever comes first, then short --> HELD.
 #
 # The rollover rule keeps typing order when a finger lands before the previous one lifts. A
 # chord releases when any of its parts does; the parts stay SPENT until they are released.
@@ -44,6 +50,11 @@
 # The intent vocabulary of core/ui.py (its header lists the same names).
 INTENTS = ("a", "b", "0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "00", "000", "sign",
            "ok", "back", "undo", "turn", "menu", "up", "down", "up_fast", "down_fast")
+
+# A press-acting key's short -> the intent that undoes it: the UI's steps and cursors go
+# both ways (core/screens.py STEPS, menus, the PIN digit). Where a step was clamped (an
+# amount at 0 stepped down) the takeback leaves it one step up: the chord (back) clears it.
+TAKEBACK = {"up": "down", "down": "up"}
 
 UP = 0
 PENDING = 1     # down; short, long or a chord still possible
@@ -89,11 +100,13 @@ class EdgeRing:
 
 
 class Keys:
-    def __init__(self, keymap, ring, long_ms=700, repeat_ms=150, debounce_ms=20, chord_ms=50):
+    def __init__(self, keymap, ring, long_ms=700, repeat_ms=150, debounce_ms=20, chord_ms=50,
+                 press_ms=5):
         self.ring = ring
         self.long_ms = long_ms
         self.repeat_ms = repeat_ms
         self.debounce_ms = debounce_ms
+        self.press_ms = press_ms
         self.chord_ms = chord_ms
         names = sorted(keymap)          # a fixed order: MicroPython dicts keep none
         phys = [n for n in names if "+" not in n]
@@ -123,9 +136,10 @@ class Keys:
         self.immediate = [i < n_phys and not chords_of[i] and self.long[i] is None
                           and self.hold[i] is None for i in range(total)]
         # acts on the press, then repeats its hold: the chord_ms a partner may take first
-        # (-1: not such a key; 0: in no chord, at once)
+        # (-1: not such a key; 0: at once, taken back if a chord follows)
         self.press_wait = [-1 if i >= n_phys or self.long[i] is not None or self.hold[i] is None
-                           else (chord_ms if chords_of[i] else 0) for i in range(total)]
+                           else (chord_ms if chords_of[i] and self.short[i] not in TAKEBACK
+                                 else 0) for i in range(total)]
         self.level = [False] * n_phys   # debounced level
         self.raw = [False] * n_phys     # last reading
         self.raw_ms = [0] * n_phys      # when the reading last changed
@@ -181,7 +195,7 @@ class Keys:
             if r != raw[i]:
                 raw[i] = r
                 self.raw_ms[i] = now_ms
-            if r != level[i] and now_ms - self.raw_ms[i] >= self.debounce_ms:
+            if r != level[i] and now_ms - self.raw_ms[i] >= (self.press_ms if r else self.debounce_ms):
                 level[i] = r
                 edge[i] = 1 if r else -1
             else:
@@ -208,8 +222,10 @@ class Keys:
         t = self.raw_ms[i]
         state = self.state
         for c in self.chords_of[i]:
-            if self._chord_ready(c, i):
+            if self._chord_ready(c, i, t):
                 for p in self.parts[c]:
+                    if state[p] == HELD:        # it acted on its press: take that back
+                        self.out.append(TAKEBACK[self.short[p]])
                     state[p] = SPENT
                     if self.raw_ms[p] > t:      # a chord is down once its last key is
                         t = self.raw_ms[p]
@@ -221,10 +237,16 @@ class Keys:
                 state[k] = SPENT
         self._start(i, t)
 
-    def _chord_ready(self, c, i):
+    def _chord_ready(self, c, i, t):
+        """Are chord c's keys other than i down and free at i's press (time t)? Free: its
+        press still pending, accepted in this step, or acted on less than chord_ms ago
+        (press_wait 0: its short has a takeback)."""
         for p in self.parts[c]:
-            if p != i and not (self.level[p] and (self.state[p] == PENDING or
-                                                  (self.state[p] == UP and self.edge[p] > 0))):
+            if p == i:
+                continue
+            s = self.state[p]
+            if not self.level[p] or not (s == PENDING or (s == UP and self.edge[p] > 0) or (
+                    s == HELD and self.press_wait[p] == 0 and t - self.t0[p] <= self.chord_ms)):
                 return False
         return True
 
@@ -249,7 +271,7 @@ class Keys:
         state = self.state
         for k in range(len(state)):
             if state[k] == PENDING and self.press_wait[k] > 0:
-                if now_ms - self.t0[k] >= self.debounce_ms + self.press_wait[k]:
+                if now_ms - self.t0[k] >= self.press_ms + self.press_wait[k]:
                     self._repeat(k)         # no chord came: the press acts
             elif state[k] == PENDING:
                 if now_ms - self.t0[k] >= self.long_ms and (self.long[k] is not None or
