@@ -18,8 +18,8 @@
 #                                      KEY_EVERY_MS, for as long
 #
 # Both with the round running (the desk's round command at boot), the clock ticking and the
-# link syncing (a desk on the link answers every sync request at once), the journal on a
-# RAM disk. duel measures the sync in its steady state: exchanges about MAX_PERIOD_MS apart
+# link syncing (a desk on the link answers every sync request at once, with the us stamps
+# a Pico W asks for), the journal on a RAM disk. duel measures the sync in its steady state: exchanges about MAX_PERIOD_MS apart
 # (core/clock.py), as minutes after boot. The renderer stands
 # in for the chip's: painting a window holds the loop DELAY_FULL_MS for a whole 240x135
 # frame (what the emulated RP2040 shows for building, drawing and sending one) and the same
@@ -58,6 +58,7 @@ SLOW_MS = 200                   # A: down and up this long (opens and confirms t
 KEY_SAMPLE_MS = 5               # as boards/RPI_PICO_W
 KEY_EVERY_MS = 300              # duel: an LP key this often (TYPE_DOWN_MS down)
 SETTLE_MS = 1000                # duel: after a screen change, before a span is measured
+IDLE_SETTLE_MS = 3000           # duel: the events of the duel's start sent (they linger 2 s)
 
 
 class Clock:
@@ -98,7 +99,9 @@ class Panel:
 
 class Desk:
     """The link: the round command once the table says hello, an answer to every sync
-    request as soon as it is sent (desk time = the table's clock), an ack to every record."""
+    request as soon as it is sent (desk time = the table's clock), an ack to every record.
+    `alloc`: the bytes its own answers allocated (a desk's, on another machine: the spans
+    leave them out)."""
 
     def __init__(self, clock):
         self.clock = clock
@@ -107,13 +110,20 @@ class Desk:
         self.up = True
         self.syncs = 0
         self.started = False
+        self.alloc = 0
+
+    def send(self, line, kind):
+        a0 = gc.mem_alloc()
+        self._answer(line)
+        self.alloc += gc.mem_alloc() - a0
+        return True
 
     def poll(self):
         out = self.rx
         self.rx = b""
         return out
 
-    def send(self, line, kind):
+    def _answer(self, line):
         msg = json.loads(line)
         if msg["k"] == "hello" and not self.started:      # one round (hello again: the same)
             self.started = True
@@ -126,8 +136,10 @@ class Desk:
         elif msg["k"] == "sync":
             t = self.clock()
             self.syncs += 1
-            self.rx += self.enc.build("sync", {"t1": msg["t1"], "t2": t, "t3": t, "re": msg["seq"]}, TBL)
-        return True
+            reply = {"t1": msg["t1"], "t2": t, "t3": t, "re": msg["seq"]}
+            if msg.get("us"):                   # the table stamps us (as a Pico W does)
+                reply["t2u"] = reply["t3u"] = 0
+            self.rx += self.enc.build("sync", reply, TBL)
 
 
 class Fingers:
@@ -183,7 +195,9 @@ def table(clock, fingers):
         f.write(json.dumps({"table": TBL, "key": "".join("%02x" % b for b in table_key(KEY, TBL))}))
     board = Board(clock, fingers)
     desk = Desk(clock)
-    t = app.Table(board, app.load_config("/flash"), desk, clock, "/flash")
+    t = app.Table(board, app.load_config("/flash"), desk, clock, "/flash",
+                  lambda: time.ticks_us() % 1000)        # us stamps, as app.unwrap's
+
     return board, desk, t
 
 
@@ -264,11 +278,14 @@ def typing():
 
 class Span:
     """What the app did between start() and end(): presents, bytes sent, bytes allocated
-    (the collector off meanwhile), ms."""
+    (the collector off meanwhile; the desk's answers left out) and those of them the link
+    task's session calls allocated (link_alloc), ms."""
 
-    def __init__(self, display, clock):
+    def __init__(self, display, clock, desk, link):
         self.d = display
         self.clock = clock
+        self.desk = desk
+        self.link = link
 
     def start(self):
         gc.collect()
@@ -276,13 +293,32 @@ class Span:
         self.t0 = self.clock()
         self.p0 = self.d.presents
         self.b0 = self.d.sent
-        self.a0 = gc.mem_alloc()
+        self.l0 = self.link[0]
+        self.a0 = gc.mem_alloc() - self.desk.alloc
 
     def end(self):
-        alloc = gc.mem_alloc() - self.a0
+        alloc = gc.mem_alloc() - self.desk.alloc - self.a0
         gc.enable()
         return {"presents": self.d.presents - self.p0, "bytes": self.d.sent - self.b0,
-                "alloc": alloc, "ms": self.clock() - self.t0}
+                "alloc": alloc, "link_alloc": self.link[0] - self.l0, "ms": self.clock() - self.t0}
+
+
+def counted_link(session, link, desk):
+    """session.feed and session.tick, what they allocate (less the desk's answers) added
+    to link[0]."""
+    feed, tick = session.feed, session.tick
+
+    def fed(data, local_ms, sub_us=None):
+        a0 = gc.mem_alloc()
+        out = feed(data, local_ms, sub_us)
+        link[0] += gc.mem_alloc() - a0
+        return out
+
+    def ticked(now, sub_us=None):
+        a0 = gc.mem_alloc() - desk.alloc
+        tick(now, sub_us)
+        link[0] += gc.mem_alloc() - desk.alloc - a0
+    session.feed, session.tick = fed, ticked
 
 
 def duel(idle_s, keys):
@@ -290,7 +326,7 @@ def duel(idle_s, keys):
     fingers = Fingers(clock)
     at = fingers.press(1500, SLOW_MS, "A") + SLOW_MS          # who goes first
     at = fingers.press(at, SLOW_MS, "A") + SLOW_MS            # A: both clocks run
-    idle_at = at + SETTLE_MS
+    idle_at = at + IDLE_SETTLE_MS
     entry_at = idle_at + 1000 * idle_s
     fingers.press(entry_at, SLOW_MS, "A")                     # LP entry for A
     still_at = entry_at + SLOW_MS + SETTLE_MS
@@ -322,7 +358,9 @@ def duel(idle_s, keys):
     d.show = shown                      # the present make_renderer hands the frame task
     held = [0]
     out = {}
-    span = Span(d, clock)
+    link = [0]
+    counted_link(t.session, link, desk)
+    span = Span(d, clock, desk, link)
 
     async def script():
         asyncio.create_task(run(board, t, renderer_of(board), lambda: False, held,

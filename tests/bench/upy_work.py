@@ -8,7 +8,8 @@
 #   micropython upy_work.py KEYS IDLE_MS
 #
 # Boots app.Table on a board with a 240x135 RGB565 panel, the journal on a RAM disk and a
-# desk on its link that starts the round at hello and answers every sync at once; plays
+# desk on its link that starts the round at hello and answers every sync at once (us stamps,
+# as a Pico W asks for them); plays
 # until a duel is on (A goes first: both clocks run) and the sync is in its steady state;
 # then presses KEYS keys of LP entries, one every KEY_EVERY_MS (A opens an entry for A, X
 # steps it +100 STEPS times, A confirms), then IDLE_MS with nobody at the keys. Every
@@ -96,7 +97,10 @@ class Desk:
                                               "events": msg["first"] + len(msg["events"])}, TBL)
         elif k == "sync":
             t = self.clock()
-            self.rx += self.enc.build("sync", {"t1": msg["t1"], "t2": t, "t3": t, "re": msg["seq"]}, TBL)
+            reply = {"t1": msg["t1"], "t2": t, "t3": t, "re": msg["seq"]}
+            if msg.get("us"):                   # the table stamps us (as a Pico W does)
+                reply["t2u"] = reply["t3u"] = 0
+            self.rx += self.enc.build("sync", reply, TBL)
         return True
 
 
@@ -109,7 +113,9 @@ class Run:
             f.write(json.dumps({"table": TBL, "key": "".join("%02x" % b for b in table_key(KEY, TBL))}))
         self.board = Board()
         self.desk = Desk(self.clock)
-        self.t = app.Table(self.board, app.load_config("/flash"), self.desk, self.clock, "/flash")
+        # us stamps, as a Pico W's (app.unwrap): whole ms here, the us past them 0
+        self.t = app.Table(self.board, app.load_config("/flash"), self.desk, self.clock, "/flash",
+                           lambda: 0)
         self.renderer, self.present = app.make_renderer(self.board)
         self.due = 0
         self.link_due = 0
@@ -136,7 +142,7 @@ class Run:
 
     def look(self, t, s):
         data = t.link.poll()
-        if data and s.feed(data, self.now, None):
+        if data and s.feed(data, self.now, 0):
             t.poked = True
         if not self.greeted:
             self.greeted = True
@@ -144,7 +150,7 @@ class Run:
                 s.hello("BENCH", "0", None, None, None)
             except TypeError:                   # an older session's hello
                 s.hello("BENCH", "0", None)
-        s.tick(self.now, None)
+        s.tick(self.now, 0)
 
     def run(self, ms):
         end = self.now + ms

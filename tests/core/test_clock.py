@@ -88,10 +88,18 @@ class Sim:
 
 def errors(ppm, leg, budget_ms, seed, minutes=30, drift_ppm=None, us=False):
     """([(true ms, |error| ms)] once a second from the first desk time on, the Sim)."""
-    gc.collect()               # the last run's lists, before this one grows its own (upy heap)
+    gc.collect()               # the last run's lists, before this one makes its own (upy heap)
     sim = Sim(ppm, leg, budget_ms, seed, drift_ppm, us)
-    out = []
-    sim.run(minutes * 60000, check=lambda: out.append((sim.t, abs(sim.error_ms()))))
+    # Made whole first: a list grown while the run leaves its small tuples all over the
+    # heap finds no hole for its next size (MicroPython's heap is never compacted).
+    out = [None] * (minutes * 60 + 1)
+    n = [0]
+
+    def check():
+        out[n[0]] = (sim.t, abs(sim.error_ms()))
+        n[0] += 1
+    sim.run(minutes * 60000, check=check)
+    del out[n[0]:]
     return out, sim
 
 

@@ -13,6 +13,9 @@
 # at 2**30 on MicroPython: the app keeps local += ticks_diff(now, prev)). Desk times are the
 # desk's ms (docs/protocol.md). Big numbers stay ints (kept relative to the first sample, so
 # small ints on a board); floats only hold small differences (ms within the window, ppm).
+# A sample is kept as ints (local ms doubled, its two offset bounds in us), and a refit
+# makes a float only where one is a result (a weight, a sum, a bound): every float is an
+# allocation on a board, and a refit runs at every exchange.
 #
 # The model: desk(local) = local + off + frac + drift * (local - ref), from the last KEEP
 # exchanges (none older than SPAN_MS):
@@ -51,8 +54,9 @@ FLASH_PPM = 10            # a drift kept on flash is this good (temperature, age
 FIT_PPM = 500             # a fitted drift beyond this is clipped (outliers, not crystals)
 FLOOR_PPM = 1             # drift wander (temperature) no fit can rule out
 WIDEN = 1                 # standard deviations of drift an old exchange's bound is widened by
-QUANT_MS = 0.5            # 1-ms stamps: no offset is known better than this
-QUANT_US_MS = 0.05        # us stamps: the same (a stamp is taken some us off its event)
+QUANT_US = 500            # 1-ms stamps: no offset is known better than this (us)
+QUANT_US_US = 50          # us stamps: the same (a stamp is taken some us off its event)
+QUANT_MS = QUANT_US / 1000
 SLACK_PART = 4            # the lowest delay kept is above the legs' floor by ~1/this of it
 NEAR = 3                  # the NEAR-th lowest delay over the lowest: how loose the band is
 MIN_DELAY_MS = -2         # below this a sample is absurd (ms stamps can make 0 look like -2)
@@ -87,8 +91,9 @@ class Clock:
         self.retry_ms = RETRY_MS * scale
         self.budget_ms = budget_ms
         self.jump_ms = budget_ms if jump_ms is None else jump_ms
-        self._samples = []        # (t1 + t4, t2 - t1, t3 - t4) less _base: ints, and the us
-                                  # parts of the last two (floats, ms); oldest first
+        self._samples = []        # (t1 + t4 ms, t2 - t1 us, t3 - t4 us) less _base: ints,
+                                  # oldest first
+        self._low = [0] * (NEAR + 1)    # a refit's lowest delays (us), lowest first
         self._base = None         # (t1 + t4, t2 - t1) of the first exchange
         self._count = 0           # exchanges taken since start
         self._last = None         # t4 of the last exchange taken
@@ -100,7 +105,7 @@ class Clock:
         self._prior_sd = (2 * MAX_PPM if drift_ppm is None else FLASH_PPM) * 1e-6
         self._drift = self._prior  # ms per local ms (ppm / 1e6)
         self._drift_err = self._prior_sd
-        self._quant = QUANT_MS    # ms: the stamps' rounding (QUANT_US_MS once us come)
+        self._quant = QUANT_US    # us: the stamps' rounding (QUANT_US_US once us come)
         self._noise = QUANT_MS    # ms: what the offset now may be off by
         self._scale = 1.0         # weighted residuals' variance per unit weight, last fit
         self._slew = 0.0          # ms still to slew in (model - shown) at _slew_at
@@ -129,14 +134,14 @@ class Clock:
         us past each stamp's ms (ints 0..999) where both ends stamp finer than 1 ms, else
         None. None if taken (it counts for age_ms and refits), else why not: "order" (a stamp
         before its predecessor) or "delay" (below MIN_DELAY_MS, above MAX_DELAY_MS)."""
-        out = back = 0.0                                # the us parts of t2 - t1 and t3 - t4
+        out = back = 0                                  # the us parts of t2 - t1 and t3 - t4
         if us is not None:
-            out, back = (us[1] - us[0]) / 1000, (us[2] - us[3]) / 1000
-            self._quant = QUANT_US_MS
+            out, back = us[1] - us[0], us[2] - us[3]
+            self._quant = QUANT_US_US
         if t4 < t1 or t3 < t2:
             return "order"
-        delay = (t4 - t1) - (t3 - t2) - out - back
-        if delay < MIN_DELAY_MS or delay > self.max_delay_ms:
+        delay = ((t4 - t1) - (t3 - t2)) * 1000 - out - back          # us
+        if delay < MIN_DELAY_MS * 1000 or delay > self.max_delay_ms * 1000:
             return "delay"
         if self._base is None:
             self._base = (t1 + t4, t2 - t1)
@@ -144,62 +149,95 @@ class Clock:
         self._count += 1
         self._last = t4
         ss = self._samples
-        ss.append((t1 + t4 - bx, t2 - t1 - by, t3 - t4 - by, out, back))
+        ss.append((t1 + t4 - bx, (t2 - t1 - by) * 1000 + out, (t3 - t4 - by) * 1000 + back))
         while len(ss) > KEEP or ss[-1][0] - ss[0][0] > 2 * SPAN_MS:
             ss.pop(0)
         self._refit(t4)
         return None
 
     def _refit(self, now):
+        # In the loops: X local ms doubled and Y the offset doubled (us), both from the last
+        # exchange's (ints); f, b its bounds (us, from y0), D its delay (us). A weight w' is
+        # the model's weight (ms) over 4e6, so sums over w' give the ms sums with a constant
+        # factor, taken out where the prior joins them.
         ss = self._samples
         n = len(ss)
-        last = ss[-1]
+        lx, lf, lb = ss[-1]
         bx, by = self._base
-        x0 = (last[0] + bx) // 2                         # the last exchange's local ms
-        half = ((last[0] + bx) & 1) / 2
-        xs = [(s[0] - last[0]) / 2 + half for s in ss]   # local ms from x0 (<= 0.5)
-        ry = (last[1] + last[2]) // 2                    # its offset, less by
-        fs = [s[1] - ry + s[3] for s in ss]              # t2 - t1 - y0: offset + leg out
-        bs = [s[2] - ry + s[4] for s in ss]              # t3 - t4 - y0: offset - leg back
+        x0 = (lx + bx) // 2                             # the last exchange's local ms
+        odd = (lx + bx) & 1                             # and the half ms it lost
+        ry = (lf + lb) // 2000                          # its offset, less by (ms)
+        ry2 = 2000 * ry
         y0 = ry + by
-        ds = sorted(fs[i] - bs[i] for i in range(n))     # the delays kept, lowest first
-        low = ds[0]
+        low = self._low                                 # the NEAR + 1 lowest delays
+        for j in range(NEAR + 1):
+            low[j] = 1 << 29
+        for s in ss:
+            d = s[1] - s[2]
+            if d < low[NEAR]:
+                j = NEAR
+                while j and low[j - 1] > d:
+                    low[j] = low[j - 1]
+                    j -= 1
+                low[j] = d
+        lowest = low[0]
         # The drift: least squares through the offsets weighted by their delays, with the
         # prior; the weights are scaled by the last fit's residuals (how good a weight-1
         # sample really is).
         q = self._quant
-        floor = low - q - low / SLACK_PART               # the legs' floor, about
-        ws = [1 / (q * q + ((fs[i] - bs[i] - floor) / 2) ** 2)
-              for i in range(n)]
-        sw = sum(ws)
-        xm = sum(ws[i] * xs[i] for i in range(n)) / sw
-        ym = sum(ws[i] * (fs[i] + bs[i]) for i in range(n)) / (2 * sw)
-        sxx = sxy = 0.0
-        for i in range(n):
-            sxx += ws[i] * (xs[i] - xm) ** 2
-            sxy += ws[i] * (xs[i] - xm) * ((fs[i] + bs[i]) / 2 - ym)
+        q4 = 4 * q * q
+        floor = lowest - q - lowest // SLACK_PART       # the legs' floor, about (us)
+        sw = sx = sy = sxx = sxy = syy = 0.0
+        for s in ss:                                    # one pass: the moments about the
+            e = s[1] - s[2] - floor                     # last exchange (small: it is near
+            w = 1 / (q4 + e * e)                        # their middle, even in single
+            x = s[0] - lx + odd                         # precision floats)
+            y = s[1] + s[2] - ry2
+            wx = w * x
+            wy = w * y
+            sw += w
+            sx += wx
+            sy += wy
+            sxx += wx * x
+            sxy += wx * y
+            syy += wy * y
+        sxx -= sx * sx / sw                             # centred
+        sxy -= sx * sy / sw
+        syy -= sy * sy / sw
         p = self._scale / (self._prior_sd * self._prior_sd)
-        drift = (sxy + p * self._prior) / (sxx + p)
+        drift = (1000 * sxy + p * self._prior) / (1e6 * sxx + p)     # weights in ms
         drift = max(-FIT_PPM * 1e-6, min(FIT_PPM * 1e-6, drift))
         if n >= 3:
-            r2 = sum(ws[i] * ((fs[i] + bs[i]) / 2 - ym - drift * (xs[i] - xm)) ** 2
-                     for i in range(n))
+            # the weighted residuals: sum of w' (y - ym - 1000 drift (x - xm))^2
+            k = 1000 * drift
+            r2 = syy - 2 * k * sxy + k * k * sxx
             self._scale = max(1.0, r2 / (n - 2))
+        sxx *= 1e6                                      # ms^2, weights in ms
         sd = (self._scale / (sxx + p)) ** 0.5
         # The offset now: the middle of the band between the lowest outbound line and the
         # highest return line of that slope. Held packets only lengthen legs, so they never
         # set the band. A bound loosens by what WIDEN sd of drift moves it over its age
-        # (xs <= 0: an upper bound rises with a steeper slope, a lower one falls).
-        up = min(fs[i] - (drift + WIDEN * sd) * xs[i] for i in range(n))
-        down = max(bs[i] - (drift - WIDEN * sd) * xs[i] for i in range(n))
-        frac = (up + down) / 2
+        # (X <= 0: an upper bound rises with a steeper slope, a lower one falls).
+        ku = (drift + WIDEN * sd) * 500                 # us per doubled ms
+        kd = (drift - WIDEN * sd) * 500
+        up = down = None
+        for s in ss:
+            x = s[0] - lx + odd
+            u = s[1] - ry * 1000 - ku * x
+            if up is None or u < up:
+                up = u
+            d = s[2] - ry * 1000 - kd * x
+            if down is None or d > down:
+                down = d
+        frac = (up + down) / 2000                       # ms
         if n >= 3:
             # How far the band's edges may sit from the legs' floors: the NEAR-th lowest
             # delay's excess, and the lowest delay over the count (unequal floors are
             # invisible to any 2-way sync).
-            noise = q + (ds[min(NEAR, n - 1)] - low) / 2 + low / (2 * n)
+            noise = q + (low[min(NEAR, n - 1)] - lowest) / 2 + lowest / (2 * n)
         else:
-            noise = low / 2 + 2 * q                      # one leg may have taken it all
+            noise = lowest / 2 + 2 * q                  # one leg may have taken it all
+        noise /= 1000
         if self._count > 1:
             # The move of the time shown now; ints apart from floats (y0 may be ~1e9 ms).
             move = (y0 - self._off) + frac + drift * (now - x0) - self._shown(now)
@@ -207,7 +245,7 @@ class Clock:
             self._slew = move if abs(move) <= self.jump_ms and not young else 0.0
         self._slew_at = now
         self._ref, self._off, self._frac, self._drift = x0, y0, frac, drift
-        self._noise = max(q, noise)
+        self._noise = max(q / 1000, noise)
         self._drift_err = 2 * sd + FLOOR_PPM * 1e-6
 
     def _pending(self, local_ms):
