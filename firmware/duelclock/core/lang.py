@@ -70,6 +70,7 @@ kind|Penalty kind|벌칙 종류|Jenis penalti
 judge_ok|Record? OK / Back|기록할까요? OK/뒤로|Catat? OK/Kembali
 not_saved|NOT SAVED: %s|저장 실패: %s|TIDAK TERSIMPAN: %s
 sync|sync %s|동기 %s|sinkron %s
+synced|synced|동기됨|tersinkron
 no_sync|no sync|동기 없음|tanpa sinkron
 battery|bat %d%%|배터리 %d%%|
 five_left|5 MINUTES LEFT|5분 남음|SISA 5 MENIT

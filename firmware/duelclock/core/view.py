@@ -13,7 +13,7 @@ class Screen:
     """The view model. Text is already in the table's language.
     mode     the top frame's layout: home | entry | menu | confirm | record | number | pin,
              or pre (home before a round)
-    status   top line: table, round, sync age, battery
+    status   top line: table, round, sync ("synced", or how old the last one is), battery
     clock    round clock text; clock_style: normal | last5 | time | over
     banner   the state players must not miss (TIME, EXTRA TURN n/N, SUDDEN DEATH, result)
     lp, names, wins   per player, (A, B)
@@ -123,8 +123,10 @@ def _standing_message(ui, m, now_ms):
 # formatted again only when one of those changed, so a frame a second makes no new string
 # for what did not change. Any Ui may ask: the values are the key.
 _TURN = [None, None, None, None]        # lang, turn, player -> "Turn 3 B"
-_HEAD = [None, None, None, None, None, None, None]  # lang, table, round, ms given ->
-                                                    # "T7 R2 +3:00", "sync %s", "no sync"
+_HEAD = [None] * 8     # lang, table, round, ms given -> "T7 R2 +3:00 ", "sync %s",
+                        # "... no sync", "... synced"
+FRESH_S = 60            # a sync this recent shows as "synced": the status line changes only
+                        # when the link has been quiet a minute, then once a minute
 
 
 def _turn_text(ui, m):
@@ -151,14 +153,20 @@ def _status(ui, sync_age_s, battery_pct):
         memo[4] = head + " "
         memo[5] = ui.text("sync")
         memo[6] = memo[4] + ui.text("no_sync")
-    text = memo[6] if sync_age_s is None else memo[4] + memo[5] % _age(sync_age_s)
+        memo[7] = memo[4] + ui.text("synced")
+    if sync_age_s is None:
+        text = memo[6]
+    elif sync_age_s < FRESH_S:
+        text = memo[7]
+    else:
+        text = memo[4] + memo[5] % _age(sync_age_s)
     if battery_pct is not None:
         text += " " + ui.text("battery", battery_pct)
     return text
 
 
 def _age(s):
-    return "%ds" % s if s < 120 else "%dm" % (s // 60)
+    return "%dm" % (s // 60) if s < 5400 else "%dh" % (s // 3600)
 
 
 def _clock(s, ui, m, now_ms):
