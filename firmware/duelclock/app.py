@@ -19,9 +19,7 @@
 # The USB port is a door (docs/protocol.md, "Threat model"). During play it is the desk link
 # and nothing else: main() turns the REPL's interrupt character off (a Ctrl-C is a byte the
 # link drops as junk) and never returns, so no REPL reads the port (a raw-REPL Ctrl-A is junk
-# too). The REPL, and with it deploy and pull, opens only in maintenance: the board's
-# MAINTENANCE_KEYS held at power-on, then the desk's one-time code for the challenge on the
-# screen (`duelclock unlock`).
+# too). The REPL, and with it deploy and pull, opens only in maintenance (maintenance.py).
 import asyncio
 import json
 from binascii import unhexlify
@@ -30,20 +28,18 @@ from micropython import const
 from . import VERSION
 from duelclock.core.clock import SERIAL_BUDGET_MS, WIFI_BUDGET_MS
 from duelclock.core.session import Session
-from duelclock.core.ui import Unlock
 from duelclock.core.view import build, same
 from .files import Files
 from .journal import Journal
 from .link import make_link
 
-_KEY_SCAN_MS = const(15)
+KEY_SCAN_MS = const(15)
 _FRAME_MS = const(1000)         # the longest between two looks at the screen
 _FLASH_MS = const(250)          # the flash alert's blink
 _LINK_MS = const(20)
 _SYNC_POLL_MS = const(2)        # while a sync reply is due: its arrival time is t4, keep it tight
 _BATTERY_MS = const(30000)      # battery read this often
 DIM_LEVEL = 0.3                 # backlight when idle
-_MAINTENANCE_MS = const(120000)  # the desk's code must come this soon after power-on
 _POWER_ON_MS = const(4000)      # the table number, firmware and link shown at power-on
 
 
@@ -122,7 +118,11 @@ class Table:
             self.board.led(screen.flash)
         if screen.dim != self.dimmed:                       # idle: dim, the clock stays lit
             self.dimmed = screen.dim
-            _dim(self.board.display, DIM_LEVEL if screen.dim else 1)
+            d, level = self.board.display, DIM_LEVEL if screen.dim else 1
+            if hasattr(d, "backlight"):                     # framebuf boards
+                d.backlight(level)
+            elif hasattr(d, "brightness"):                  # displayio
+                d.brightness = level
         if now < self.flash_until:
             return _FLASH_MS - now % _FLASH_MS, windows
         if t is None:
@@ -132,52 +132,6 @@ class Table:
         m = ui.match
         mt = m.match_ms(t) if m is not None else t
         return (_FRAME_MS + 1 - mt % _FRAME_MS) % _FRAME_MS or _FRAME_MS, windows
-
-    def _draw(self, renderer, present):
-        # A frame at once, outside the frame task (the maintenance screen runs before it).
-        windows = self.frame(renderer)[1]
-        for w in windows:
-            renderer.paint(w)
-        if windows:
-            present(windows)
-
-    def maintenance(self, renderer, present, tbl_key, draw):
-        """The maintenance screen of a power-on with MAINTENANCE_KEYS held: a fresh challenge
-        (from `draw()`, random bytes), True once the desk's code for it is in (the caller
-        leaves the USB port to the REPL); False on back or _MAINTENANCE_MS without it (the
-        table plays). The caller disarmed the keys (core/keys.py): the held ones, let go,
-        never make a try. Wrong codes count towards the PIN lockout, kept on flash.
-        Each challenge also goes out on the USB port as a line: it is no secret (the screen
-        shows it), and it is all a desk next to the table needs."""
-        import time
-        opened = []
-        self.power_on = None          # the challenge, not covered by the power-on notice
-        frame = Unlock(tbl_key, draw, lambda ui: opened.append(True))
-        self.ui.push(frame)
-        told = None
-        ui = self.ui
-        was_ms = ui.now_ms
-        end = self.local_ms() + _MAINTENANCE_MS
-        while ui.stack[-1] is frame and self.local_ms() < end:
-            if frame.challenge != told:
-                told = frame.challenge
-                print("maintenance: table %d challenge %s" % (ui.table_no, told))
-            now = self.local_ms()
-            ui.at(now)
-            ui.now_ms = now         # board time: messages expire; nothing is stamped here
-            for intent in self.board.keys.scan(now):
-                ui.last_key_ms = now
-                frame.key(ui, intent)   # not Ui.key: it would run a restored match to now
-                self.session.persist()
-            self._draw(renderer, present)
-            time.sleep(_KEY_SCAN_MS / 1000)      # CircuitPython has no sleep_ms
-        if ui.match is not None:
-            ui.now_ms = was_ms      # the match's desk time again
-        ui.home()
-        if opened:
-            ui.say(ui.text("repl_open"))
-            self._draw(renderer, present)
-        return bool(opened)
 
     def key(self, intent):
         self.session.key(intent, self.local_ms())
@@ -198,7 +152,7 @@ async def keys_task(table, keys):
     while True:
         for intent in keys.scan(table.local_ms()):
             table.key(intent)
-        await asyncio.sleep_ms(_KEY_SCAN_MS)
+        await asyncio.sleep_ms(KEY_SCAN_MS)
 
 
 async def frame_task(table, renderer, present):
@@ -277,14 +231,6 @@ def unwrap(ticks_us, ticks_diff):
     return local_ms, lambda: at[2]
 
 
-def _dim(display, level):
-    """framebuf boards: backlight(level); displayio: its brightness."""
-    if hasattr(display, "backlight"):
-        display.backlight(level)
-    elif hasattr(display, "brightness"):
-        display.brightness = level
-
-
 def make_renderer(board):
     """(renderer, present): present(windows) puts windows of a painted frame on the
     glass. The one branch on the board, on data it gives (boards/README.md)."""
@@ -332,7 +278,8 @@ def _main(board, root):
         board.keys.disarm()
     if want and all(k in held for k in want):
         from os import urandom
-        if table.maintenance(renderer, present, unhexlify(cfg["key"]), lambda: urandom(5)):
+        from .maintenance import maintenance    # loaded only for it: RAM in play
+        if maintenance(table, renderer, present, unhexlify(cfg["key"]), lambda: urandom(5)):
             return True
         if getattr(board, "reset", None):
             return False                # CircuitPython: boot.py opened the console for it
