@@ -431,9 +431,21 @@ def test_a_screen_is_the_same_until_a_second_or_a_key_changes_it():
     assert same(build(ui, 62000, 4), s) and not same(s, None)
     t = build(ui, 62001, 4)                             # both clocks' second, at once
     assert not same(t, s) and (t.clock, t.turn_clock) == ("43:57", "0:02")
-    assert not same(build(ui, 61001, 5), s)             # the sync age in the status line
+    assert same(build(ui, 61001, 5), s)                 # synced: the age is not shown
+    assert not same(build(ui, 61001, 60), s)            # a minute without a sync is
     ui.key("a", 61500)                                  # LP entry
     assert not same(build(ui, 61500, 4), s)
+
+
+def test_the_status_line_says_synced_then_how_long_ago_in_minutes():
+    ui, _ = _table()
+    _keys(ui, 60000, "a", "a")
+    assert build(ui, 61001, None).status.endswith("no sync")
+    assert build(ui, 61001, 0).status.endswith(" synced")
+    assert build(ui, 61001, 59).status.endswith(" synced")
+    assert build(ui, 61001, 60).status.endswith(" sync 1m")
+    assert build(ui, 61001, 5399).status.endswith(" sync 89m")
+    assert build(ui, 61001, 7200).status.endswith(" sync 2h")
 
 
 def test_the_turn_clock_turns_with_the_round_clock_within_half_a_second():

@@ -109,9 +109,9 @@ def same(a, b):
 # --- canonical JSON ----------------------------------------------------------------------
 
 def _quote(s):
-    # The common case at C speed (min, in): nothing to escape.
+    # The common case at C speed (min, in): nothing to escape; one string made.
     if not s or min(s) >= " " and '"' not in s and "\\" not in s:
-        return '"' + s + '"'
+        return '"%s"' % s
     out = ['"']
     for c in s:
         if c == '"' or c == "\\":
@@ -122,6 +122,23 @@ def _quote(s):
             out.append(c)
     out.append('"')
     return "".join(out)
+
+
+# An object key as written, '"key":', kept once made: the protocol's keys are few, and each
+# message would make them again. Bounded: a forged line's keys fill it at most.
+_KEYS = {}
+_KEYS_MAX = 96
+
+
+def _key(k):
+    q = _KEYS.get(k)
+    if q is None:
+        if type(k) is not str:
+            raise ValueError("key not a string")
+        q = _quote(k) + ":"
+        if len(_KEYS) < _KEYS_MAX:
+            _KEYS[k] = q
+    return q
 
 
 def _canon(v, out):
@@ -135,15 +152,13 @@ def _canon(v, out):
     elif t is bool:
         out.append("true" if v else "false")
     elif t is dict:
-        out.append("{")
-        sep = ""
+        sep = "{"
         for k in sorted(v):
-            if type(k) is not str:
-                raise ValueError("key not a string")
-            out += (sep, _quote(k), ":")
+            out.append(sep)
+            out.append(_key(k))
             _canon(v[k], out)
             sep = ","
-        out.append("}")
+        out.append("}" if sep == "," else "{}")
     elif t is list:
         # Each item joined on its own: a record's 12 events in one list of pieces would
         # be ~500 of them, a 2-4 KB block that a fragmented heap may not have (a table
@@ -153,22 +168,32 @@ def _canon(v, out):
             part = []
             _canon(x, part)
             items.append("".join(part))
-        out += ("[", ",".join(items), "]")
+        out.append("[")
+        out.append(",".join(items))
+        out.append("]")
     else:
         raise ValueError("no canonical form for %s" % t)
+
+
+_OUT = []           # canonical()'s pieces: one list, emptied after each use
 
 
 def canonical(v):
     """UTF-8 bytes of `v` as canonical JSON: object keys sorted by code point, no spaces,
     strings as is except \\" \\\\ and \\u00XX for controls; only dict, list, str, int, bool.
     ValueError for anything else (floats, null) or a string UTF-8 cannot carry."""
-    out = []
+    out = _OUT
+    while out:                  # pop(): clear() and del out[:] would shrink it (allocate)
+        out.pop()
     _canon(v, out)
-    return "".join(out).encode()
+    body = "".join(out).encode()
+    while out:
+        out.pop()
+    return body
 
 
 def signed_line(msg, key):
     body = canonical(msg)
     sig = binascii.hexlify(key.mac(body))
-    return body[:-1] + b',"sig":"' + sig + b'"}\n'
+    return b"".join((body[:-1], b',"sig":"', sig, b'"}\n'))      # one copy, not three
 
