@@ -110,6 +110,7 @@ class Clock:
         self._scale = 1.0         # weighted residuals' variance per unit weight, last fit
         self._slew = 0.0          # ms still to slew in (model - shown) at _slew_at
         self._slew_at = 0
+        self._slew_end = 0        # local ms from which nothing is left to slew
 
     @property
     def synced(self):
@@ -244,12 +245,16 @@ class Clock:
             young = self._count <= YOUNG
             self._slew = move if abs(move) <= self.jump_ms and not young else 0.0
         self._slew_at = now
+        self._slew_end = now + int(abs(self._slew) / SLEW_RATE) + 1
         self._ref, self._off, self._frac, self._drift = x0, y0, frac, drift
         self._noise = max(q / 1000, noise)
         self._drift_err = 2 * sd + FLOOR_PPM * 1e-6
 
     def _pending(self, local_ms):
-        # What is still to slew in at local_ms (ms, same sign as _slew, shrinking to 0).
+        # What is still to slew in at local_ms (ms, same sign as _slew, shrinking to 0). Once
+        # it is all in, an int compare: the time shown is read every frame (floats allocate).
+        if local_ms >= self._slew_end:
+            return 0.0
         left = abs(self._slew) - SLEW_RATE * (local_ms - self._slew_at)
         if left <= 0:
             return 0.0
@@ -257,7 +262,9 @@ class Clock:
 
     def _shown(self, local_ms):
         # Desk - local as shown at local_ms, minus the int part _off (a small float).
-        return self._frac + self._drift * (local_ms - self._ref) - self._pending(local_ms)
+        v = self._frac + self._drift * (local_ms - self._ref)
+        p = self._pending(local_ms)
+        return v - p if p else v
 
     def offset_ms(self, local_ms):
         """Desk - local (float ms) as shown at local_ms, None before FIRST exchanges: what
