@@ -247,10 +247,9 @@ class Ui:
         self.stack = self.stack[:1]
 
     def text(self, key, *args):
-        """The screen text `key` in the table's language (lang.tr). One without args is
-        looked up once a language: a frame shows it again without a new string."""
-        if args:
-            return tr(key, self.lang, *args)
+        """The screen text `key` in the table's language (lang.tr), formatted with args.
+        Looked up once a language (a search of the whole table of texts): a text without
+        args is then shown again without a new string, one with args is one format."""
         texts = self.texts
         if texts[0] != self.lang:
             texts[0] = self.lang
@@ -258,7 +257,7 @@ class Ui:
         got = texts[1].get(key)
         if got is None:
             got = texts[1][key] = tr(key, self.lang)
-        return got
+        return got % args if args else got
 
     # --- judge credentials ------------------------------------------------------------
 
