@@ -5,7 +5,7 @@
 # older firmware trees too (the same Table, frame, key, session and renderer calls), so the
 # bench can count a past commit's work beside this one's.
 #
-#   micropython upy_work.py KEYS IDLE_MS
+#   micropython upy_work.py KEYS IDLE_MS [mark]
 #
 # Boots app.Table on a board with a 240x135 RGB565 panel, the journal on a RAM disk and a
 # desk on its link that starts the round at hello and answers every sync at once (us stamps,
@@ -16,6 +16,9 @@
 # LINK_MS of virtual time the link is polled and ticked (as app.link_task); every STEP_MS a
 # frame is made when one is due or something came in, its windows painted and presented
 # (as app.frame_task).
+# With `mark`, each key's frame is made as soon as the key is in, and oct() is called
+# before each key, after its frame, and after the last key's KEY_EVERY_MS: a C function
+# the firmware never calls, where callgrind cuts its counts (bench_work.py).
 # Prints one JSON line: {"lp_a", "frames", "bytes"} (A's LP at the end: the keys counted).
 import json
 import sys
@@ -132,13 +135,18 @@ class Run:
             self.link_due = self.now + LINK_MS
             self.look(t, s)
         if t.poked or self.now >= self.due:
-            t.poked = False
-            wait, windows = t.frame(self.renderer)
-            self.due = self.now + wait
-            for w in windows:
-                self.renderer.paint(w)
-            if windows:
-                self.present(windows)
+            self.frame()
+
+    def frame(self):
+        """A frame now: planned, its windows painted and presented (app.frame_task)."""
+        t = self.t
+        t.poked = False
+        wait, windows = t.frame(self.renderer)
+        self.due = self.now + wait
+        for w in windows:
+            self.renderer.paint(w)
+        if windows:
+            self.present(windows)
 
     def look(self, t, s):
         data = t.link.poll()
@@ -161,7 +169,7 @@ class Run:
         self.t.key(intent)
 
 
-def main(keys, idle_ms):
+def main(keys, idle_ms, mark):
     r = Run()
     r.run(2000)                         # the round, the first syncs
     r.key("a")                          # who goes first
@@ -174,11 +182,18 @@ def main(keys, idle_ms):
     lp0 = r.t.ui.match.lp["A"]
     for i in range(keys):
         k = i % (STEPS + 2)
+        if mark:
+            oct(0)
         r.key("a" if k in (0, STEPS + 1) else "up")
+        if mark:
+            r.frame()                   # its frame at once, as the poked frame task does
+            oct(1)
         r.run(KEY_EVERY_MS)
+    if mark:
+        oct(0)
     r.run(idle_ms)
     print(json.dumps({"lp_a": r.t.ui.match.lp["A"], "lp_a0": lp0, "frames": r.board.display.frames,
                       "bytes": r.board.display.sent}))
 
 
-main(int(sys.argv[1]), int(sys.argv[2]))
+main(int(sys.argv[1]), int(sys.argv[2]), sys.argv[3:] == ["mark"])
