@@ -105,6 +105,8 @@ class Layout:
         self.base = tuple(palette)
         self.xor = invert
         self.col = list(self.base)
+        # (scale, tight) of the LP entry's rows: the name, the sum, the total
+        self.looks = ((sizes.body, False), (sizes.body, True), (sizes.total, True))
         self.last = None            # the Screen as drawn, field by field (FIELDS' order)
         self.fields = []
         self.claimed = 0            # the FIELDS bits some field draws
@@ -464,31 +466,43 @@ class Layout:
             y += gap
 
     def _entry_rows(self, s):
-        """The entry's three rows: (scale, text, tight) of the name, the sum, the total."""
-        z = self.z
-        head, _, total = s.entry.rpartition(" = ")
-        name, _, expr = head.partition(": ")
-        return (z.body, name, False), (z.body, expr, True), (z.total, "= " + total, True)
+        """The entry's three rows, 'Name: 8000 - 1500 = 6500' cut into the name, the sum and
+        '= 6500' (slices: a key's frame makes no more strings than these); drawn at the
+        scales and tightness of `looks`."""
+        e = s.entry
+        i = e.rfind(" = ")
+        if i < 0:
+            return "", "", e
+        j = e.find(": ", 0, i)
+        if j < 0:
+            return e[:i], "", e[i + 1:]
+        return e[:j], e[j + 2:i], e[i + 1:]
 
     def _entry_heights(self, s):
         """The heights of the entry's three rows as drawn."""
         c = self.c
         room = self.w - 2 * self.z.pad
         out = [0, 0, 0]
-        i = 0
-        for sc, line, tight in self._entry_rows(s):
-            out[i] = c.height(line, c.fit(line, sc, room, tight))
-            i += 1
+        rows = self._entry_rows(s)
+        for i in range(3):
+            sc, tight = self.looks[i]
+            out[i] = c.height(rows[i], c.fit(rows[i], sc, room, tight))
         return out
 
     def _entry_field(self, s, g):
         c = self.c
         y, gap = g[0], g[1]
-        room = self.w - 2 * self.z.pad
-        for sc, line, tight in self._entry_rows(s):
+        W = self.w
+        fg = self.col[_FG]
+        room = W - 2 * self.z.pad
+        rows = self._entry_rows(s)
+        for i in range(3):
+            line = rows[i]
+            sc, tight = self.looks[i]
             fs = c.fit(line, sc, room, tight)
-            self._centre(line, 0, y, self.w, fs, self.col[_FG], 0, tight)
-            y += c.height(line, fs) + gap
+            h = c.height(line, fs)
+            c.text(line, max(0, (W - c.width(line, fs, tight)) // 2), y, fs, fg, W, h, tight)
+            y += h + gap
 
     def _entry_ok(self, s, g):
         return same_shape(s.entry, self.last[_I_ENTRY]) or (
