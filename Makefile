@@ -8,11 +8,13 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cksum < pyproject.toml | cut -d' ' -f1)
 FONT := firmware/duelclock/font_ko.py
-# xfonts-unifont: the Hangul glyphs of the board font; mosquitto: the venue broker and the
+DIGITS := firmware/duelclock/font_digits.py
+# xfonts-unifont: the Hangul glyphs of the board font; fonts-dejavu-core: the typeface of its
+# large digits (clocks, LP); mosquitto: the venue broker and the
 # MQTT tests; chromium: the dashboard's browser tests; fonts-nanum: Hangul in that browser;
 # chrony: the bench's sync reference (run with -x: it never sets the clock); poppler-utils:
 # the printed LP sheet's test reads Chromium's PDF with pdftotext.
-DEBS := xfonts-unifont mosquitto mosquitto-clients chromium fonts-nanum chrony poppler-utils
+DEBS := xfonts-unifont fonts-dejavu-core mosquitto mosquitto-clients chromium fonts-nanum chrony poppler-utils
 # valgrind: the bench counts the firmware's work in instructions (bench_work.py)
 BENCH_DEBS := valgrind
 # named by the list: a package added to DEBS is installed on a machine set up before
@@ -40,12 +42,13 @@ debs: | $(STAMP)
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
 	fi
 
-# The board font is a build product: the Hangul glyphs the screen text uses, from unifont.
-$(FONT): host_tools/duelclock_desk/mkfont.py firmware/duelclock/core/lang.py firmware/duelclock/core/catalogue.py | $(STAMP) debs
+# The board fonts are build products: the Hangul glyphs the screen text uses, from unifont;
+# the clocks' and LP's digits, from DejaVu Sans Bold. One run of mkfont makes both.
+$(FONT) $(DIGITS) &: host_tools/duelclock_desk/mkfont.py firmware/duelclock/core/lang.py firmware/duelclock/core/catalogue.py | $(STAMP) debs
 	$(PY) -m duelclock_desk.mkfont
 
 # Ends with a check that names anything still missing (host_tools/check_setup.sh) and fails.
-setup: $(STAMP) debs $(FONT)
+setup: $(STAMP) debs $(FONT) $(DIGITS)
 	@host_tools/check_setup.sh
 
 # CPython suite (core, desk, vectors, goldens) and the core suite again under real MicroPython.
@@ -82,4 +85,4 @@ soak: setup $(SOAK_STAMP)
 	$(PY) tests/faults/soak.py $(SOAK_ARGS)
 
 clean:
-	rm -rf $(VENV) out .pytest_cache .hypothesis $(FONT) firmware/duelclock/font_ko.bdf
+	rm -rf $(VENV) out .pytest_cache .hypothesis $(FONT) $(DIGITS) firmware/duelclock/font_ko.bdf

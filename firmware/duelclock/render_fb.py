@@ -7,13 +7,13 @@
 # 26 states of tests/upy/screens.py, 15 draws each): draw 0.5 ms at 240x135 RGB565, 0.3 ms at
 # 128x64 MONO_VLSB. A draw allocates about 4 KB (64-bit port) of short strings and block
 # lists, no buffers; the renderer itself 3.3 KB (glyph rows and run tables), font_ko 5.3 KB
-# of bytes (in flash when frozen: font_ko.mpy is 5461 bytes).
+# and font_digits 6.7 KB of bytes (in flash when frozen).
 from array import array
 
 import framebuf
 from micropython import const
 
-from . import font_ko
+from . import font_digits, font_ko
 from .layout import Layout, RGB
 from .writer import Writer
 
@@ -65,7 +65,6 @@ _OP = const(8)                  # ints an op: x, y, w, h, kind, a, b, color
 OPS = const(96)                 # ops room made up front (a busy 240x135 screen: ~80;
                                 # half of it on a small display), 3 KB; it grows if need be
 _FULL_PCT = const(50)           # a change over half the screen: paint and send it whole
-_ASCII = const(1)                # writer.py's glyph kind of an 8x8-font character
 _SLACK = const(4)               # empty ops after a field's: room for a longer value
 _NOWHERE = const(-32768)        # an empty op's x: it touches no window
 BAND_PX = const(2048)           # a window painted and sent in one step, the loop running
@@ -101,7 +100,7 @@ class FbRenderer:
         self.w = width
         self.h = height
         self.mono = mono
-        self.wr = wr = Writer(fb, font_ko)
+        self.wr = wr = Writer(fb, font_ko, font_digits)
         wr.record = self._op
         self.width = wr.width
         self.height = wr.height
@@ -227,7 +226,7 @@ class FbRenderer:
         scale = run[4]
         w = (7 if run[8] else 8) * scale
         gy = run[3] + (run[7] - 8 * scale) // 2 if run[7] else run[3]
-        ink = self.wr._ink
+        boxes, kinds = self.wr.cells(scale)
         x = run[2]
         slot = run[0]
         for i in range(run[10]):
@@ -235,10 +234,10 @@ class FbRenderer:
             if o != 32:
                 if o != old[i]:
                     self.n = slot
-                    g = ink[o - 32]
-                    first = g >> 4
-                    self._op(x + first * scale, gy, ((g & 15) - first + 1) * scale, 8 * scale,
-                             _ASCII, o, scale, run[5])
+                    e = boxes[o - 32]
+                    first = e >> 8
+                    self._op(x + first, gy, (e & 0xff) - first + 1, 8 * scale, kinds[o - 32], o,
+                             scale, run[5])
                 slot += 1
             x += w
         self.n = slot

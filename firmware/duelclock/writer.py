@@ -6,7 +6,9 @@
 # host_tools mkfont.py generates into font_ko.py, drawn at max(1, s // 2): at s=2 a syllable
 # is 16x16 beside 16x16 ASCII cells, emboldened by a second pass one block to the right so
 # its strokes match the scaled ASCII; in such a line a space is Unifont's half-width one.
-# A character the font lacks draws as a box.
+# A character the font lacks draws as a box. The clocks' and LP's characters (digits : + - =)
+# at the scales of the generated font_digits.py come from it instead: cells of the same
+# 7s x 8s size, cut from a real typeface (DejaVu Sans Bold) at build time, not blocks.
 # `tight` spaces ASCII cells 7 blocks apart instead of 8 (the font leaves column 7 blank in
 # most glyphs, and column 0 of nearly every one): big digits then fit where they would not.
 # Only ink is drawn: callers paint the background (bars) first.
@@ -52,15 +54,19 @@ def _runs_table():
 _ASCII = const(1)                       # glyph kinds: a = the character code, b = the scale
 _WIDE = const(2)                        # a = the font's glyph index, b = ws | bytes << 4 | bold << 8 (< 0x200)
 _BOX = const(3)                         # a character the font lacks: a rect outline
+_DIGIT = const(4)                       # a = the character code, b = the scale (font_digits)
 _CACHE = const(48)                      # scaled glyphs kept as bitmaps (the clock's and LP's digits)
 
 
 class Writer:
-    """Draws strings on `fb`. `font` is the generated module (font_ko) or None (boxes)."""
+    """Draws strings on `fb`. `font` is the generated module (font_ko) or None (boxes);
+    `digits` the generated font_digits or None (the 8x8 font scaled)."""
 
-    def __init__(self, fb, font=None):
+    def __init__(self, fb, font=None, digits=None):
         self.fb = fb
         self.font = font
+        self.digits = digits
+        self._cell = {}                 # scale -> (boxes, kinds): see cells()
         self.record = None
         self._nglyphs = len(font.CODES) // 2 if font else 0
         # The built-in font's rows, rendered once: 8 bytes a character, MSB = leftmost
@@ -89,6 +95,32 @@ class Writer:
         self._pal = {}
         self._s = None                  # the last string asked about, and its bytes if it
         self._b = None                  # is printable ASCII (else None): see _ascii
+
+    def cells(self, scale):
+        """(boxes, kinds) of printable ASCII at `scale`, index code - 0x20: boxes[i] the
+        columns of the cell its ink spans, first << 8 | last (0xffff: no ink); kinds[i]
+        the glyph kind that draws it (_ASCII, or _DIGIT from font_digits). Made once a
+        scale: text() and render_fb's retext read them per character."""
+        got = self._cell.get(scale)
+        if got is None:
+            n = _ASCII_LAST - _ASCII_FIRST + 1
+            boxes = array("H", bytes(2 * n))
+            kinds = bytearray(n)
+            d = self.digits
+            si = -1 if d is None else bytes(d.SCALES).find(bytes((scale,)))
+            for i in range(n):
+                k = -1 if si < 0 else d.CHARS.find(bytes((_ASCII_FIRST + i,)))
+                if k >= 0:
+                    first, last = d.INK[si][2 * k], d.INK[si][2 * k + 1]
+                    boxes[i] = 0xffff if first == 0xff else first << 8 | last
+                    kinds[i] = _DIGIT
+                else:
+                    ink = self._ink[i]
+                    boxes[i] = 0xffff if ink == 0xff else \
+                        (ink >> 4) * scale << 8 | ((ink & 15) + 1) * scale - 1
+                    kinds[i] = _ASCII
+            got = self._cell[scale] = (boxes, kinds)
+        return got
 
     # --- measuring -------------------------------------------------------------------
 
@@ -172,17 +204,18 @@ class Writer:
         line_h = line_h or self.height(s, scale)
         right = x + max_w if max_w else 1 << 30
         b = self._plain(s)
+        boxes, kinds = self.cells(scale)
         if b is not None:                       # printable ASCII: cells of one advance
             w = (7 if tight else 8) * scale
             gy = y + (line_h - 8 * scale) // 2
             for o in b:
                 if x + w > right:
                     break
-                ink = self._ink[o - _ASCII_FIRST]
-                if ink != 0xff:
-                    first = ink >> 4
-                    put(x + first * scale, gy, ((ink & 15) - first + 1) * scale, 8 * scale,
-                        _ASCII, o, scale, color)
+                e = boxes[o - _ASCII_FIRST]
+                if e != 0xffff:
+                    first = e >> 8
+                    put(x + first, gy, (e & 0xff) - first + 1, 8 * scale,
+                        kinds[o - _ASCII_FIRST], o, scale, color)
                 x += w
             return x
         wide = self._wide(s)
@@ -195,11 +228,11 @@ class Writer:
                 w = (7 if tight else 8) * scale
                 if x + w > right:
                     break
-                ink = self._ink[o - _ASCII_FIRST]
-                if ink != 0xff:
-                    first = ink >> 4
-                    put(x + first * scale, y + (line_h - 8 * scale) // 2,
-                        ((ink & 15) - first + 1) * scale, 8 * scale, _ASCII, o, scale, color)
+                e = boxes[o - _ASCII_FIRST]
+                if e != 0xffff:
+                    first = e >> 8
+                    put(x + first, y + (line_h - 8 * scale) // 2, (e & 0xff) - first + 1,
+                        8 * scale, kinds[o - _ASCII_FIRST], o, scale, color)
             else:
                 ws = scale >> 1 or 1
                 g = self._glyph(o)
@@ -239,6 +272,13 @@ class Writer:
             if kind == _ASCII:
                 at = 8 * (a - _ASCII_FIRST)
                 self._rows(bm, self._ascii, at, 8, 1, 1, -(self._ink[a - _ASCII_FIRST] >> 4) * b, 0, b)
+            elif kind == _DIGIT:                # the cell's rows, from its first inked column
+                d = self.digits
+                si = bytes(d.SCALES).find(bytes((b,)))
+                k = d.CHARS.find(bytes((a,)))
+                stride = (7 * b + 7) // 8
+                self._rows(bm, d.ROWS[si], k * 8 * b * stride, 8 * b, stride, stride,
+                           -d.INK[si][2 * k], 0, 1)
             else:
                 f = self.font
                 ws = b & 15

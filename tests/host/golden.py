@@ -11,9 +11,10 @@ FIRMWARE = os.path.join(ROOT, "firmware", "duelclock")
 
 
 def ensure_font():
-    """Build font_ko.py/.bdf (a build product) when missing or older than its sources."""
+    """Build font_ko.py/.bdf and font_digits.py (build products) when missing or older
+    than their sources."""
     from duelclock_desk import mkfont
-    made = [os.path.join(FIRMWARE, "font_ko" + ext) for ext in (".py", ".bdf")]
+    made = [os.path.join(FIRMWARE, f) for f in ("font_ko.py", "font_ko.bdf", "font_digits.py")]
     sources = [os.path.join(FIRMWARE, "core", "lang.py"), os.path.join(FIRMWARE, "core", "catalogue.py"),
                mkfont.__file__]
     if all(os.path.exists(m) for m in made):

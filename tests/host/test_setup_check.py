@@ -1,7 +1,8 @@
 """`make setup` ends with host_tools/check_setup.sh: on a machine without the Debian pieces it
 names each one and fails. A bare machine is played without purging packages (other work on
-this machine needs them): PATH holds only the shell tools the check uses, SBIN, CHROMIUM and
-UNIFONT point at nothing, and fontconfig reads a configuration with no font directory."""
+this machine needs them): PATH holds only the shell tools the check uses, SBIN, CHROMIUM,
+UNIFONT and DIGITS_TTF point at nothing, and fontconfig reads a configuration with no font
+directory."""
 import os
 import shutil
 import subprocess
@@ -32,14 +33,14 @@ def test_check_names_every_missing_piece_on_a_bare_machine(tmp_path):
                     % (tmp_path / "cache"))
     env = dict(os.environ, PATH=str(bin_dir), SBIN=str(tmp_path / "sbin"),
                CHROMIUM=str(tmp_path / "chromium"), UNIFONT=str(tmp_path / "unifont.pcf.gz"),
-               FONTCONFIG_FILE=str(conf))
+               DIGITS_TTF=str(tmp_path / "DejaVuSans-Bold.ttf"), FONTCONFIG_FILE=str(conf))
     r = _run(env)
     assert r.returncode == 1
     lines = r.stdout.splitlines()
-    for package in ("fonts-nanum", "xfonts-unifont", "(mosquitto)", "(chromium)", "(chrony)",
-                    "(poppler-utils)"):
+    for package in ("fonts-nanum", "xfonts-unifont", "fonts-dejavu-core", "(mosquitto)",
+                    "(chromium)", "(chrony)", "(poppler-utils)"):
         assert sum(package in line for line in lines) == 1, (package, r.stdout)
-    assert len(lines) == 6 and "setup check: ok" not in r.stdout
+    assert len(lines) == 7 and "setup check: ok" not in r.stdout
 
 
 def test_check_names_only_the_hangul_font_when_only_it_is_missing(tmp_path):
