@@ -62,8 +62,11 @@ def rgb565(r, g, b, swap=False):
 
 
 _OP = const(8)                  # ints an op: x, y, w, h, kind, a, b, color
-OPS = const(96)                 # ops room made up front (a busy 240x135 screen: ~80;
-                                # half of it on a small display), 3 KB; it grows if need be
+OPS = const(128)                # ops room made up front, in each of the two lists (4 KB): the
+                                # busiest screens with their fields' empty slots take about
+                                # 100 on either display size. It grows if need be, but a
+                                # grown array wants a block of its whole size, which a
+                                # fragmented heap may not have (a board dies of it)
 _FULL_PCT = const(50)           # a change over half the screen: paint and send it whole
 _SLACK = const(4)               # empty ops after a field's: room for a longer value
 _NOWHERE = const(-32768)        # an empty op's x: it touches no window
@@ -105,9 +108,8 @@ class FbRenderer:
         self.width = wr.width
         self.height = wr.height
         self.fit = wr.fit
-        room = 4 * _OP * (OPS if height >= 100 else OPS // 2)
-        self.ops = array("i", bytes(room))
-        self.old = array("i", bytes(room))
+        self.ops = array("i", range(_OP * OPS))     # no temporary buffer beside it; the
+        self.old = array("i", range(_OP * OPS))     # contents count only below n
         self.n = 0                      # ops in self.ops
         self.old_n = 0
         self.bg = None
