@@ -55,6 +55,9 @@ class _Client(paho.Client):
         self.network_thread = None
         self.rx = None                  # now() when the read that gave the last bytes returned
         self._inbuf, self._at = b"", 0  # that read's bytes, and how far paho has taken them
+        self._batch = None              # in loop_write: the packets paho wrote, one send
+        self._unsent = (None, b"")      # (socket, bytes) it did not take: before anything
+        self._held = threading.local()  # .on: this thread's writes wait for release()
 
     def buffered(self):
         """Bytes read from the socket that paho has not parsed yet."""
@@ -62,6 +65,8 @@ class _Client(paho.Client):
 
     def reconnect(self):
         self._inbuf, self._at = b"", 0
+        with self._write_lock:
+            self._unsent = (None, b"")  # a packet's tail belongs to the connection it began on
         return super().reconnect()
 
     def _sock_recv(self, bufsize):
@@ -77,10 +82,71 @@ class _Client(paho.Client):
         self._at += len(out)
         return out
 
+    def hold(self):
+        """This thread's publishes (and paho's acks, in the network thread) are queued, not
+        written, until release(): many sends (a round start's 2,000 commands, the acks of one
+        read) leave in one write, not one write each."""
+        self._held.on = True
+
+    def release(self):
+        self._held.on = False
+        return self.loop_write()
+
+    def want_write(self):
+        return bool(self._unsent[1]) or super().want_write()
+
+    def _sock_send(self, buf):
+        # In loop_write, paho's packets are gathered and sent in one call at its end (a
+        # system call, and a turn of the interpreter's lock, per packet was most of the cost
+        # of 2,000 sends at once).
+        if self._batch is None:
+            return super()._sock_send(buf)
+        self._batch.append(bytes(buf))
+        return len(buf)
+
+    def _send_out(self, data):
+        """Send what the socket takes of `data` (after the tail of the last write); keep the
+        rest for the next loop_write. False: the connection failed."""
+        sock, tail = self._unsent
+        if tail and sock is self._sock:
+            data = tail + data
+        try:
+            n = super()._sock_send(data) if data else 0
+        except BlockingIOError:
+            n = 0
+        except OSError:
+            self._unsent = (None, b"")
+            return False
+        self._unsent = (self._sock, data[n:])
+        return True
+
     def loop_write(self):
-        with self._write_lock:
-            rc = super().loop_write()
-        if self.want_write() and threading.current_thread() is not self.network_thread:
+        me = threading.get_ident()
+        if getattr(self._held, "on", False):
+            return paho.MQTT_ERR_SUCCESS
+        network = self.network_thread is not None and me == self.network_thread.ident
+        if not self._write_lock.acquire(blocking=network):
+            # The network thread is writing: what was queued goes with its next write, not
+            # after this thread waited for the lock (and then for the interpreter).
+            self._wake_network()
+            return paho.MQTT_ERR_SUCCESS
+        try:
+            rc = paho.MQTT_ERR_SUCCESS
+            if self._sock is None:
+                rc = paho.MQTT_ERR_NO_CONN
+            elif not self._send_out(b""):
+                rc = self._loop_rc_handle(paho.MQTT_ERR_CONN_LOST)
+            elif not self._unsent[1]:
+                self._batch = []
+                try:
+                    rc = super().loop_write()
+                finally:
+                    data, self._batch = b"".join(self._batch), None
+                if data and self._sock is not None and not self._send_out(data):
+                    rc = self._loop_rc_handle(paho.MQTT_ERR_CONN_LOST)
+        finally:
+            self._write_lock.release()
+        if not network and self.want_write():
             self._wake_network()
         return rc
 
@@ -144,9 +210,14 @@ class Session:
         self._client.publish(topic, payload, qos)
 
     def publish_many(self, messages, qos=1):
-        """[(topic, payload)], as many publish() calls in order."""
-        for topic, payload in messages:
-            self._client.publish(topic, payload, qos)
+        """[(topic, payload)], as many publish() calls in order, written at once."""
+        c = self._client
+        c.hold()
+        try:
+            for topic, payload in messages:
+                c.publish(topic, payload, qos)
+        finally:
+            c.release()
 
     def inflight(self):
         """QoS 1 sends not acked yet."""
@@ -196,12 +267,16 @@ class Session:
                 except OSError:
                     pass
             if sock in r:
-                while True:
-                    c.loop_read()
-                    if c.socket() is not sock:
-                        break                 # closed by paho: EOF, error, refused
-                    if not c.buffered() and not getattr(sock, "pending", lambda: 0)():
-                        break                 # all read is parsed: select() again
+                c.hold()                      # the acks of one read: one write after it
+                try:
+                    while True:
+                        c.loop_read()
+                        if c.socket() is not sock:
+                            break             # closed by paho: EOF, error, refused
+                        if not c.buffered() and not getattr(sock, "pending", lambda: 0)():
+                            break             # all read is parsed: select() again
+                finally:
+                    c._held.on = False
             if c.socket() is not None and c.want_write():
                 c.loop_write()
             now = time.monotonic()
