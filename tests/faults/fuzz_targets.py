@@ -15,7 +15,7 @@ import glob
 import os
 
 from duelclock.core.jsonio import dumps_event
-from duelclock.core.keys import EdgeRing, Keys
+from duelclock.core.keys import TAKEBACK, EdgeRing, Keys
 from duelclock.core.replay import Replay
 from duelclock.core.sign import pin_hash
 from duelclock.core.ui import Ui
@@ -49,11 +49,12 @@ class KeysTarget:
         keymap = KEYMAPS[name]
         phys = sorted(k for k in keymap if "+" not in k)
         debounce, long_ms = rng.choice((0, 5, 20, 50)), rng.choice((100, 700))
+        press = rng.choice((0, 5, 20))
         held = []
         now = [0]
         ring = EdgeRing(lambda: now[0], lambda a, b: a - b)
         keys = Keys(keymap, ring, long_ms=long_ms, repeat_ms=rng.choice((30, 150)),
-                    debounce_ms=debounce)
+                    debounce_ms=debounce, press_ms=press)
 
         def scan(t):
             """The levels in `held` read at t (by the interrupt), then the scan at t."""
@@ -69,27 +70,31 @@ class KeysTarget:
             for a in acts:
                 if a is not None:
                     owner[a] = k if a not in owner else None
-        # The reference debouncer: a level counts once stable for debounce ms.
+        # The reference debouncer: a press counts once down for press ms, a release once up
+        # for debounce ms. A takeback (core/keys.py TAKEBACK: a step undone when its key's
+        # chord follows) is its partner key's intent, given while that partner is pressed.
         raw = dict.fromkeys(phys, False)
         raw_ms = dict.fromkeys(phys, 0)
         level = dict.fromkeys(phys, False)
         down_since = {}
         presses = dict.fromkeys(keymap, 0)
         fired = dict.fromkeys(keymap, 0)
+        takebacks = {}                      # intent -> takebacks the chords so far may give
         t = 0
         for _ in range(rng.randint(1, 300)):
             t += rng.choice((0, 1, 3, 10, 15, 20, 40, 200, long_ms, 3 * long_ms))
             held[:] = [k for k in phys if rng.random() < 0.3] + (["??"] if rng.random() < 0.05 else [])
-            new_down = []
             long_ok = set()
             # Time passes to t with the old readings (the ring's edge comes at t), then the
-            # new reading.
+            # new reading; a chord is pressed in either step (a press that counts as time
+            # passes may be let go by the new reading).
             for reading in (dict(raw), dict((k, k in held) for k in phys)):
+                new_down = []
                 for k in phys:
                     r = reading[k]
                     if r != raw[k]:
                         raw[k], raw_ms[k] = r, t
-                    if r != level[k] and t - raw_ms[k] >= debounce:
+                    if r != level[k] and t - raw_ms[k] >= (press if r else debounce):
                         level[k] = r
                         if r:
                             presses[k] += 1
@@ -98,10 +103,15 @@ class KeysTarget:
                 for c in keymap:                     # held long enough for a hold at t
                     if all(level[p] and t - down_since[p] >= long_ms for p in c.split("+")):
                         long_ok.add(c)
-            for c in keymap:
-                if "+" in c and all(level[p] for p in c.split("+")) and \
-                        any(p in new_down for p in c.split("+")):
-                    presses[c] += 1
+                for c in keymap:
+                    if "+" in c and all(level[p] for p in c.split("+")) and \
+                            any(p in new_down for p in c.split("+")):
+                        presses[c] += 1
+                        for p in c.split("+"):          # a part that stepped at its press
+                            short, long_, hold = keymap[p]
+                            if short in TAKEBACK and long_ is None and hold is not None:
+                                tb = TAKEBACK[short]
+                                takebacks[tb] = takebacks.get(tb, 0) + 1
             out = list(scan(t))
             for intent in out:
                 if intent not in owner:
@@ -116,7 +126,10 @@ class KeysTarget:
                 else:
                     fired[k] += 1
                     if fired[k] > presses[k]:
-                        raise Corrupt("%s: %r without a press of %s" % (name, intent, k))
+                        if not takebacks.get(intent):
+                            raise Corrupt("%s: %r without a press of %s" % (name, intent, k))
+                        takebacks[intent] -= 1
+                        fired[k] -= 1
         # After anything: everything released, then one clean press gives exactly its short.
         held[:] = []
         for _ in range(3):
@@ -125,10 +138,11 @@ class KeysTarget:
         k = rng.choice([p for p in phys if keymap[p][0] is not None])
         held[:] = [k]
         got = []
-        for step in (0, debounce, debounce + 5):
+        p = max(press, debounce)
+        for step in (0, p, p + 5):
             got += scan(t + step)
         held[:] = []
-        for step in (debounce + 10, 2 * debounce + 20):
+        for step in (p + 10, p + debounce + 20):
             got += scan(t + step)
         if got != [keymap[k][0]]:
             raise Corrupt("%s: a clean press of %s gave %r" % (name, k, got))
