@@ -198,7 +198,7 @@ class Service:
                     getattr(self.desk, item[0])(*item[1:])
                 except Exception:       # a bug on one message must not stop the desk
                     traceback.print_exc()
-            self.desk.flush(tables=False)    # the tables' rows: at the next tick (TICK_S)
+            self.desk.flush()
             await asyncio.sleep(0)
 
     async def _tick(self):

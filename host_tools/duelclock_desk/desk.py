@@ -55,12 +55,9 @@ class Desk(Protocol, Commands):
         self.round = store.current_round()
         self._cmds = store.cmds(self.round["round"]) if self.round else []
 
-    def flush(self, tables=True):
-        """Commit what came in; then ack the records it held (nothing acked is uncommitted).
-        tables=False: the tables' rows (link facts and last states, which every table sends
-        again within seconds) wait for the next tick's commit: a batch of states and sync
-        requests alone then commits nothing, and waits for no disk."""
-        self.store.commit(tables)
+    def flush(self):
+        """Commit what came in; then ack the records it held (nothing acked is uncommitted)."""
+        self.store.commit()
         self.ack_stored()
 
     def close(self):

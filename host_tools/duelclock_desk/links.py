@@ -65,10 +65,7 @@ class Link:
         rx_ms: when they were read (default: now)."""
         if rx_ms is None:
             rx_ms = self.sink.stamp_ms()
-        if whole:                # as Lines would split data + "\n", without its state
-            split = [x if len(x) <= MAX_LINE_BYTES else None for x in data.split(b"\n")]
-        else:
-            split = self._lines.feed(data)
+        split = Lines(MAX_LINE_BYTES).feed(data + b"\n") if whole else self._lines.feed(data)
         lines = [x for x in split if x is None or x.strip()]     # None: a line too long
         if lines:
             self.sink.lines(self, lines, rx_ms, retained)

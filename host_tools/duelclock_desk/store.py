@@ -169,11 +169,8 @@ class Store:
         self.commit()
         self.db.close()
 
-    def commit(self, tables=True):
-        """Commit; `tables`: with the tables' rows changed since (else they wait for the
-        next commit that takes them)."""
-        if tables:
-            self._write_tables()
+    def commit(self):
+        self._write_tables()
         self.db.commit()
 
     def rollback(self):
@@ -272,12 +269,6 @@ class Store:
         if row is None:
             row = self._tables[tbl] = dict.fromkeys(TABLE_COLUMNS)
             row["tbl"] = tbl
-        if last_seq is None and row["link"] == link and row["online"] == 1:
-            # A sync request (no seq kept): only the time, in memory, written with the
-            # table's next report or state (a young table syncs several times a second, and
-            # each commit that writes rows waits for the disk).
-            row["last_seen_ms"] = now_ms
-            return
         row.update(link=link, last_seen_ms=now_ms, online=1)
         if last_seq is not None:
             row["last_seq"] = last_seq

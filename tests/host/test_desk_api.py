@@ -169,7 +169,7 @@ def test_a_desk_behind_on_its_links_still_gives_the_loop_turns():
         def lines(self, *args):
             Desk.taken += 1
 
-        def flush(self, tables=True):
+        def flush(self):
             Desk.flushes += 1
 
     svc = Service(":memory:", KEY)
