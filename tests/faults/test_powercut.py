@@ -62,7 +62,9 @@ def test_a_table_paused_past_its_limit_and_cut_comes_back_paused_and_plays_on(tm
         room.start()
         room.start_round(1, limit="3m", lang="ko", pairings=str(pairings))
         t = room.tables[1]
-        wait_for(lambda: room.status()["tables"][0]["sync_age_ms"] is not None, 30, 0.05)
+        # the round on the table and its clock synced (keys before the round do nothing)
+        wait_for(lambda: room.status()["tables"][0]["round"] == 1
+                 and room.status()["tables"][0]["sync_age_ms"] is not None, 30, 0.05)
         t.press("a", "a")                                  # Kim goes first
         wait_for(lambda: room.round_ms() >= 60000, 30, 0.05)
         room.cli("pause")
