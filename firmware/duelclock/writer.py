@@ -106,12 +106,11 @@ class Writer:
             n = _ASCII_LAST - _ASCII_FIRST + 1
             boxes = array("H", bytes(2 * n))
             kinds = bytearray(n)
-            d = self.digits
-            si = -1 if d is None else bytes(d.SCALES).find(bytes((scale,)))
             for i in range(n):
-                k = -1 if si < 0 else d.CHARS.find(bytes((_ASCII_FIRST + i,)))
-                if k >= 0:
-                    first, last = d.INK[si][2 * k], d.INK[si][2 * k + 1]
+                at = self._digit(_ASCII_FIRST + i, scale)
+                if at is not None:
+                    ink = self.digits.INK[at[0]]
+                    first, last = ink[2 * at[1]], ink[2 * at[1] + 1]
                     boxes[i] = 0xffff if first == 0xff else first << 8 | last
                     kinds[i] = _DIGIT
                 else:
@@ -121,6 +120,16 @@ class Writer:
                     kinds[i] = _ASCII
             got = self._cell[scale] = (boxes, kinds)
         return got
+
+    def _digit(self, code, scale):
+        """(scale's index, character's index) of `code` at `scale` in font_digits, or
+        None when it has no such cell."""
+        d = self.digits
+        if d is None:
+            return None
+        si = d.SCALES.find(bytes((scale,)))
+        k = d.CHARS.find(bytes((code,))) if si >= 0 else -1
+        return None if k < 0 else (si, k)
 
     # --- measuring -------------------------------------------------------------------
 
@@ -274,8 +283,7 @@ class Writer:
                 self._rows(bm, self._ascii, at, 8, 1, 1, -(self._ink[a - _ASCII_FIRST] >> 4) * b, 0, b)
             elif kind == _DIGIT:                # the cell's rows, from its first inked column
                 d = self.digits
-                si = bytes(d.SCALES).find(bytes((b,)))
-                k = d.CHARS.find(bytes((a,)))
+                si, k = self._digit(a, b)
                 stride = (7 * b + 7) // 8
                 self._rows(bm, d.ROWS[si], k * 8 * b * stride, 8 * b, stride, stride,
                            -d.INK[si][2 * k], 0, 1)
