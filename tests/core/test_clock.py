@@ -363,3 +363,39 @@ def test_a_simulated_board_at_speed_syncs_as_a_board_on_the_same_link():
         jitter = 40 * (i % 3)
         c.sample(local, local + 400 + jitter, local + 400 + jitter, local + 800 + jitter)
     assert c.next_exchange_in_ms(local) > clock.MAX_PERIOD_MS // 2
+
+
+def _summed(c):
+    """The moments of c's samples summed afresh about its origin, with its weights."""
+    m = [0.0] * 6
+    for s in c._samples:
+        e = s[1] - s[2] - c._wfloor
+        w = 1 / (c._wq4 + e * e)
+        x, y = s[0] - c._ox, s[1] + s[2] - c._oy
+        for j, v in enumerate((w, w * x, w * y, w * x * x, w * x * y, w * y * y)):
+            m[j] += v
+    return m
+
+
+def test_moments_kept_between_refits_equal_the_samples_summed_again():
+    # Wi-Fi legs (a new lowest delay now and then: the weights change), held replies, and
+    # a run past KEEP exchanges and past SPAN_MS (samples leave): after every exchange
+    # the moments moved from the last refit equal those summed from the samples.
+    checked = [0, 0]
+    sim = Sim(-83, wifi_leg, WIFI_BUDGET_MS, 11)
+    c = sim.c
+    take = c.sample
+
+    def sample(*a):
+        why = take(*a)
+        got, want = c._mom, _summed(c)
+        for j in range(6):
+            assert abs(got[j] - want[j]) <= 1e-9 * (abs(want[j]) + 1e-6 * abs(want[0])), (
+                j, got, want)
+        checked[0] += 1
+        checked[1] += c._moved > 0
+        return why
+    c.sample = sample
+    sim.run(40 * 60000)
+    assert len(c._samples) == clock.KEEP and checked[0] > 2 * clock.KEEP
+    assert checked[1] > checked[0] // 2          # most refits moved the moments, not summed

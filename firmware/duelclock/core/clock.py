@@ -15,7 +15,11 @@
 # small ints on a board); floats only hold small differences (ms within the window, ppm).
 # A sample is kept as ints (local ms doubled, its two offset bounds in us), and a refit
 # makes a float only where one is a result (a weight, a sum, a bound): every float is an
-# allocation on a board, and a refit runs at every exchange.
+# allocation on a board, and a refit runs at every exchange. So the fit's weighted moments
+# are kept between refits and moved: a new exchange adds its terms, one leaving takes its
+# own out, and the moments are shifted to the new exchange (a handful of floats, not 12 a
+# sample). They are summed again from the samples when the weights change (a new lowest
+# delay, finer stamps) and every FULL_EVERY exchanges, so rounding never adds up.
 #
 # The model: desk(local) = local + off + frac + drift * (local - ref), from the last KEEP
 # exchanges (none older than SPAN_MS):
@@ -69,6 +73,7 @@ BURST_PERIOD_MS = 500     # then this period; every BURST exchanges it doubles
 MAX_PERIOD_MS = 14000     # the settled period, less up to a quarter (next_exchange_in_ms)
 SHIFTS = 5                # period doublings at most (BURST_PERIOD_MS << SHIFTS >= MAX_PERIOD_MS)
 RETRY_MS = 2000           # no reply to a request: ask again this much later (or sooner)
+FULL_EVERY = 16           # exchanges between two sums of the moments from the samples
 
 
 class Clock:
@@ -94,6 +99,14 @@ class Clock:
         self._samples = []        # (t1 + t4 ms, t2 - t1 us, t3 - t4 us) less _base: ints,
                                   # oldest first
         self._low = [0] * (NEAR + 1)    # a refit's lowest delays (us), lowest first
+        # The weighted moments of the samples (sw, sx, sy, sxx, sxy, syy; x = X - _ox, y =
+        # Y - _oy, see _refit) with the weights of floor _wfloor and 4 quant^2 _wq4 (us, us^2);
+        # _wfloor None: none kept. _moved: exchanges since they were summed from the samples.
+        self._mom = [0.0] * 6
+        self._wfloor = None
+        self._wq4 = 0
+        self._ox = self._oy = 0
+        self._moved = 0
         self._base = None         # (t1 + t4, t2 - t1) of the first exchange
         self._count = 0           # exchanges taken since start
         self._last = None         # t4 of the last exchange taken
@@ -152,6 +165,8 @@ class Clock:
         ss = self._samples
         ss.append((t1 + t4 - bx, (t2 - t1 - by) * 1000 + out, (t3 - t4 - by) * 1000 + back))
         while len(ss) > KEEP or ss[-1][0] - ss[0][0] > 2 * SPAN_MS:
+            if self._wfloor is not None:
+                self._put(ss[0], -1)
             ss.pop(0)
         self._refit(t4)
         return None
@@ -188,20 +203,21 @@ class Clock:
         q = self._quant
         q4 = 4 * q * q
         floor = lowest - q - lowest // SLACK_PART       # the legs' floor, about (us)
-        sw = sx = sy = sxx = sxy = syy = 0.0
-        for s in ss:                                    # one pass: the moments about the
-            e = s[1] - s[2] - floor                     # last exchange (small: it is near
-            w = 1 / (q4 + e * e)                        # their middle, even in single
-            x = s[0] - lx + odd                         # precision floats)
-            y = s[1] + s[2] - ry2
-            wx = w * x
-            wy = w * y
-            sw += w
-            sx += wx
-            sy += wy
-            sxx += wx * x
-            sxy += wx * y
-            syy += wy * y
+        # The moments about the last exchange (small: it is near their middle, even in
+        # single precision floats): moved there, or summed again.
+        m = self._mom
+        if floor == self._wfloor and q4 == self._wq4 and self._moved < FULL_EVERY:
+            self._shift(lx - odd, ry2)
+            self._put(ss[-1], 1)
+            self._moved += 1
+        else:
+            for j in range(6):
+                m[j] = 0.0
+            self._wfloor, self._wq4, self._ox, self._oy = floor, q4, lx - odd, ry2
+            for s in ss:
+                self._put(s, 1)
+            self._moved = 0
+        sw, sx, sy, sxx, sxy, syy = m
         sxx -= sx * sx / sw                             # centred
         sxy -= sx * sy / sw
         syy -= sy * sy / sw
@@ -249,6 +265,39 @@ class Clock:
         self._ref, self._off, self._frac, self._drift = x0, y0, frac, drift
         self._noise = max(q / 1000, noise)
         self._drift_err = 2 * sd + FLOOR_PPM * 1e-6
+
+    def _put(self, s, sign):
+        # Add (sign 1) or take out (-1) sample s's terms in the moments, with their weights
+        # and origin.
+        e = s[1] - s[2] - self._wfloor
+        w = sign / (self._wq4 + e * e)
+        x = s[0] - self._ox
+        y = s[1] + s[2] - self._oy
+        wx = w * x
+        wy = w * y
+        m = self._mom
+        m[0] += w
+        m[1] += wx
+        m[2] += wy
+        m[3] += wx * x
+        m[4] += wx * y
+        m[5] += wy * y
+
+    def _shift(self, ox, oy):
+        # The moments about (ox, oy): x' = x - d, y' = y - e.
+        d = ox - self._ox
+        e = oy - self._oy
+        m = self._mom
+        sw, sx, sy = m[0], m[1], m[2]
+        if d:
+            m[3] -= d * (2 * sx - d * sw)
+            m[1] = sx - d * sw
+        if e:
+            m[5] -= e * (2 * sy - e * sw)
+            m[2] = sy - e * sw
+        if d or e:
+            m[4] -= d * sy + e * (sx - d * sw)
+        self._ox, self._oy = ox, oy
 
     def _pending(self, local_ms):
         # What is still to slew in at local_ms (ms, same sign as _slew, shrinking to 0). Once
