@@ -94,12 +94,11 @@ class Table:
         if self.power_on is not None and ui.now_ms is not None:
             ui.say(self.power_on, _POWER_ON_MS)
             self.power_on = None
-        for kind, arg in ui.alerts:
+        for kind, arg in ui.take_alerts():
             if kind == "beep" and self.board.buzzer is not None:
                 self.board.buzzer.beep(arg)
             elif kind == "flash":
                 self.flash_until = now + arg
-        ui.alerts = []
         if self.session.journal_full and ui.current_message(ui.now_ms) is None:
             ui.say(ui.text("flash_full"))
         age = self.session.clock.age_ms(now)

@@ -3,11 +3,11 @@
 # writer.Writer for text: fonts stay apart from display drivers) and the sizes for small
 # and large displays. The app owns the display and pushes the buffer after draw().
 #
-# Measured (unix port 1.28, x86-64; tests/upy/test_render_fb.py as a script, median over the
-# 26 states of tests/upy/screens.py, 15 draws each): draw 0.5 ms at 240x135 RGB565, 0.3 ms at
-# 128x64 MONO_VLSB. A draw allocates about 4 KB (64-bit port) of short strings and block
-# lists, no buffers; the renderer itself 3.3 KB (glyph rows and run tables), font_ko 5.3 KB
-# and font_digits 6.7 KB of bytes (in flash when frozen).
+# A draw allocates short strings (the texts that changed) and no buffers: ops, dirty rects
+# and windows live in storage made at start. The renderer itself holds 3.3 KB (glyph rows
+# and run tables), font_ko 5.3 KB and font_digits 6.7 KB of bytes (in flash when frozen).
+# tests/upy/test_render_fb.py as a script prints the median time of a whole draw of each
+# golden state from the one before it; make bench measures the app's frames.
 from array import array
 
 import framebuf
@@ -72,6 +72,7 @@ _SLACK = const(4)               # empty ops after a field's: room for a longer v
 _NOWHERE = const(-32768)        # an empty op's x: it touches no window
 BAND_PX = const(2048)           # a window painted and sent in one step, the loop running
                                 # between two: 4 KB of RGB565, 0.5 ms at 62.5 MHz SPI
+_RECTS = const(24)              # dirty rects kept apart; past that a plan sends the screen
 
 
 class FbRenderer:
@@ -84,7 +85,9 @@ class FbRenderer:
     two arrays swapped each draw: no allocation per op), kind 0 a filled rectangle, else a
     glyph (writer.py). An op that differs from the op at the same place in the last
     draw's list marks its old and new boxes dirty (rects merged where they touch); the
-    dirty rects are cut into bands of at most BAND_PX pixels, the windows. A window is
+    dirty rects are cut into bands of at most BAND_PX pixels, the windows. Rects and
+    windows live in storage made once: a plan allocates nothing for them, and the
+    windows it returns are good until the next plan. A window is
     painted in a scratch buffer of its size: the background, then every op touching it in
     order, offset, so framebuf clips glyphs and rectangles alike to it; then it is copied
     into the frame. Every pixel outside the windows has the same ops in the same order as
@@ -114,7 +117,10 @@ class FbRenderer:
         self.old_n = 0
         self.bg = None
         self.old_bg = None
-        self._dirty = None          # this plan's dirty rects
+        self._rect = array("h", bytes(8 * _RECTS))     # this plan's dirty rects, x0 y0 x1 y1
+        self._nrect = 0
+        self._out = []              # the windows plan() returns: lists [x, y, w, h] of _pool
+        self._pool = []
         self._slots = None          # the field's slots being drawn again (redo), else None
         self._at = 0                # the op count to go back to after it
         self._runs = None           # the texts of the field being drawn (see text)
@@ -259,7 +265,7 @@ class FbRenderer:
                     and ops[j + 4] == kind and ops[j + 5] == a and ops[j + 6] == b and ops[j + 7] == color:
                 self.n += 1
                 return
-            self._add(self._dirty, ops, j)      # its old box and (below) its new one
+            self._add(ops, j)                   # its old box and (below) its new one
         elif j == len(ops):
             ops.extend(bytes(4 * _OP * 16))      # room for 16 more (a busier screen)
         ops[j] = x
@@ -271,24 +277,25 @@ class FbRenderer:
         ops[j + 6] = b
         ops[j + 7] = color
         if redo:
-            self._add(self._dirty, ops, j)
+            self._add(ops, j)
         self.n += 1
 
     # --- drawing -------------------------------------------------------------------------
 
     def draw(self, s):
-        """plan(s), then paint every window: the windows."""
+        """plan(s), then paint every window: the windows, (x, y, w, h) tuples of its own."""
         windows = self.plan(s)
         for w in windows:
             self.paint(w)
-        return windows
+        return [tuple(w) for w in windows]
 
     def plan(self, s):
-        """Lay `s` out; the windows to paint and send, (x, y, w, h) of about BAND_PX
-        pixels each, [] when nothing changed."""
-        dirty = self._dirty = []
+        """Lay `s` out; the windows to paint and send, [x, y, w, h] of about BAND_PX
+        pixels each, [] when nothing changed. The list and its windows are the renderer's,
+        made again by the next plan."""
+        self._nrect = 0
         if self.layout.update(s):               # only fields changed: drawn into their slots
-            return self._windows(dirty, False)
+            return self._windows(False)
         self.old, self.ops = self.ops, self.old
         self.old_n, self.n = self.n, 0
         self.old_bg = self.bg
@@ -297,7 +304,6 @@ class FbRenderer:
         old = self.old
         n = self.n
         old_n = self.old_n
-        dirty = []
         for i in range(max(n, old_n)):
             j = i * _OP
             if i < n and i < old_n and ops[j] == old[j] and ops[j + 1] == old[j + 1] \
@@ -306,25 +312,44 @@ class FbRenderer:
                     and ops[j + 6] == old[j + 6] and ops[j + 7] == old[j + 7]:
                 continue
             if i < old_n:
-                self._add(dirty, old, j)
+                self._add(old, j)
             if i < n:
-                self._add(dirty, ops, j)
-        return self._windows(dirty, self.bg != self.old_bg)
+                self._add(ops, j)
+        return self._windows(self.bg != self.old_bg)
 
-    def _windows(self, dirty, whole):
-        """The windows that cover `dirty` (the whole screen if `whole` or it is most of it):
-        bands of at most BAND_PX pixels."""
+    def _windows(self, whole):
+        """The windows that cover the dirty rects (the whole screen if `whole`, if they are
+        most of it or too many to keep apart): bands of at most BAND_PX pixels."""
+        r = self._rect
+        n = self._nrect
         area = 0
-        for d in dirty:
-            area += (d[2] - d[0]) * (d[3] - d[1])
-        if whole or area * 100 > self.w * self.h * _FULL_PCT:
-            dirty = [[0, 0, self.w, self.h]]
-        out = []
-        for d in dirty:
-            w = d[2] - d[0]
+        if n <= _RECTS:
+            for k in range(0, 4 * n, 4):
+                area += (r[k + 2] - r[k]) * (r[k + 3] - r[k + 1])
+        if whole or n > _RECTS or area * 100 > self.w * self.h * _FULL_PCT:
+            r[0] = r[1] = 0
+            r[2] = self.w
+            r[3] = self.h
+            n = 1
+        out = self._out
+        while out:                      # pop(): clear() would give its room back
+            out.pop()
+        pool = self._pool
+        for k in range(0, 4 * n, 4):
+            x = r[k]
+            w = r[k + 2] - x
             rows = max(1, BAND_PX // w)
-            for y in range(d[1], d[3], rows):
-                out.append((d[0], y, w, min(rows, d[3] - y)))
+            y = r[k + 1]
+            while y < r[k + 3]:
+                if len(out) == len(pool):
+                    pool.append([0, 0, 0, 0])
+                win = pool[len(out)]
+                win[0] = x                  # one at a time: four at once make a tuple
+                win[1] = y
+                win[2] = w
+                win[3] = min(rows, r[k + 3] - y)
+                out.append(win)
+                y += rows
         return out
 
     def paint(self, win):
@@ -365,33 +390,48 @@ class FbRenderer:
                     fr(cx - dx, cy - dy, min(x + ops[j + 2], x1) - cx, min(y + ops[j + 3], y1) - cy,
                        ops[j + 7])
 
-    def _add(self, dirty, ops, j):
+    def _add(self, ops, j):
         """Mark the box of the op at ops[j] (on screen) dirty: merged with every dirty rect
-        it overlaps or touches into their bounding box [x0, y0, x1, y1] (dirty rects never
-        overlap, so no pixel is painted or sent twice). False when it was dirty already
-        (inside one rect) or is off the screen."""
+        it overlaps or touches into their bounding box (x0, y0, x1, y1; dirty rects never
+        overlap, so no pixel is painted or sent twice). One past _RECTS rects: the plan
+        sends the whole screen."""
         x0 = max(0, ops[j])
         y0 = max(0, ops[j + 1])
         x1 = min(self.w, ops[j] + ops[j + 2])
         y1 = min(self.h, ops[j + 1] + ops[j + 3])
         if x0 >= x1 or y0 >= y1:
-            return False
-        for d in dirty:
-            if d[0] <= x0 and d[1] <= y0 and x1 <= d[2] and y1 <= d[3]:
-                return False
-        d = [x0, y0, x1, y1]
-        i = 0
-        while i < len(dirty):               # absorb every rect it overlaps or touches
-            e = dirty[i]
-            if d[0] <= e[2] and e[0] <= d[2] and d[1] <= e[3] and e[1] <= d[3]:
-                d[0] = min(d[0], e[0])
-                d[1] = min(d[1], e[1])
-                d[2] = max(d[2], e[2])
-                d[3] = max(d[3], e[3])
-                dirty.pop(i)
-                i = 0
+            return
+        r = self._rect
+        n = self._nrect
+        if n > _RECTS:
+            return
+        for k in range(0, 4 * n, 4):
+            if r[k] <= x0 and r[k + 1] <= y0 and x1 <= r[k + 2] and y1 <= r[k + 3]:
+                return
+        k = 0
+        while k < 4 * n:                # absorb every rect it overlaps or touches
+            if x0 <= r[k + 2] and r[k] <= x1 and y0 <= r[k + 3] and r[k + 1] <= y1:
+                x0 = min(x0, r[k])
+                y0 = min(y0, r[k + 1])
+                x1 = max(x1, r[k + 2])
+                y1 = max(y1, r[k + 3])
+                n -= 1                  # the last rect takes its place
+                m = 4 * n
+                r[k] = r[m]
+                r[k + 1] = r[m + 1]
+                r[k + 2] = r[m + 2]
+                r[k + 3] = r[m + 3]
+                k = 0
             else:
-                i += 1
-        dirty.append(d)
-        return True
+                k += 4
+        if n == _RECTS:
+            n += 1                      # no room: the whole screen
+        else:
+            m = 4 * n
+            r[m] = x0
+            r[m + 1] = y0
+            r[m + 2] = x1
+            r[m + 3] = y1
+            n += 1
+        self._nrect = n
 

@@ -399,3 +399,25 @@ def test_moments_kept_between_refits_equal_the_samples_summed_again():
     sim.run(40 * 60000)
     assert len(c._samples) == clock.KEEP and checked[0] > 2 * clock.KEEP
     assert checked[1] > checked[0] // 2          # most refits moved the moments, not summed
+
+
+def test_desk_time_kept_between_reads_equals_the_model_rounded():
+    # desk_now_ms keeps its rounded offset while the drift cannot have moved it: every
+    # read, through exchanges, slews and jumps, equals the model rounded afresh, also
+    # counted from a round's start.
+    sim = Sim(97, wifi_leg, WIFI_BUDGET_MS, 5)
+    c = sim.c
+    start = DESK0_MS + 5000
+    reads = [0, 0]                  # reads, and those answered from the kept offset
+
+    def check():
+        for since in (0, start):
+            for step in range(0, 1000, 7):
+                local = sim.local(sim.t) + step
+                want = local + c._off + int(round(c._shown(local)))
+                kept = c._memo_from <= local < c._memo_to and c._memo_since == since
+                assert c.desk_now_ms(local, since) == want - since, (local, since, want)
+                reads[0] += 1
+                reads[1] += kept
+    sim.run(20 * 60000, check=check)
+    assert reads[0] > 20 * 60 * 200 and reads[1] > reads[0] // 2

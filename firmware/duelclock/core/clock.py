@@ -124,6 +124,10 @@ class Clock:
         self._slew = 0.0          # ms still to slew in (model - shown) at _slew_at
         self._slew_at = 0
         self._slew_end = 0        # local ms from which nothing is left to slew
+        # desk_now_ms(l, since) is l + _memo_rel for since == _memo_since and l in
+        # [_memo_from, _memo_to): the model's rounded offset moves by 1 ms every 1 / drift ms
+        self._memo_since = None
+        self._memo_from = self._memo_to = self._memo_rel = 0
 
     @property
     def synced(self):
@@ -262,6 +266,7 @@ class Clock:
             self._slew = move if abs(move) <= self.jump_ms and not young else 0.0
         self._slew_at = now
         self._slew_end = now + int(abs(self._slew) / SLEW_RATE) + 1
+        self._memo_to = 0
         self._ref, self._off, self._frac, self._drift = x0, y0, frac, drift
         self._noise = max(q / 1000, noise)
         self._drift_err = 2 * sd + FLOOR_PPM * 1e-6
@@ -322,13 +327,26 @@ class Clock:
             return None
         return self._off + self._shown(local_ms)
 
-    def desk_now_ms(self, local_ms):
-        """Desk time (int ms) at local tick `local_ms`, None before FIRST exchanges.
+    def desk_now_ms(self, local_ms, since_ms=0):
+        """Desk time (int ms) at local tick `local_ms`, less `since_ms` (a desk time: a
+        round's start keeps the answer a small int on a board), None before FIRST exchanges.
         Never goes back (bar 1 ms of rounding at a new fit), except at a jump (a correction
-        over jump_ms, or any while young): the app keeps journal stamps in order itself."""
+        over jump_ms, or any while young): the app keeps journal stamps in order itself.
+        Read every frame: once nothing is left to slew, the rounded offset is kept for as
+        long as the drift takes to move it by half a ms, and reading it costs no float."""
         if not self.synced:
             return None
-        return local_ms + self._off + int(round(self._shown(local_ms)))
+        if self._memo_from <= local_ms < self._memo_to and since_ms == self._memo_since:
+            return local_ms + self._memo_rel
+        v = self._shown(local_ms)
+        r = int(round(v))
+        rel = self._off - since_ms + r
+        if local_ms >= self._slew_end:
+            rate = abs(self._drift)
+            left = (0.5 - abs(v - r)) * 0.9         # ms the shown offset may still move
+            self._memo_since, self._memo_rel, self._memo_from = since_ms, rel, local_ms
+            self._memo_to = local_ms + (int(left / rate) if rate * 60000 > left else 60000)
+        return local_ms + rel
 
     def age_ms(self, local_ms):
         """Ms since the last exchange was taken, None before FIRST."""

@@ -195,10 +195,9 @@ class Session:
 
     def round_ms(self, local_ms):
         """Desk ms since the round started, or None (no sync yet, or no round)."""
-        desk = self.clock.desk_now_ms(local_ms)
-        if desk is None or self.start_ms is None:
+        if self.start_ms is None:
             return None
-        return desk - self.start_ms
+        return self.clock.desk_now_ms(local_ms, self.start_ms)
 
     # --- the journal is the only way an event is confirmed --------------------------------
     #

@@ -117,9 +117,9 @@ class Sheet:
 
 def clock(t_ms):
     """Desk time as m:ss from the round start ('-0:30' before it)."""
-    sign = "-" if t_ms < 0 else ""
     s = (t_ms if t_ms >= 0 else -t_ms) // 1000
-    return "%s%d:%02d" % (sign, s // 60, s % 60)
+    text = "%d:%02d" % (s // 60, s % 60)       # two args: a tuple of one heap block
+    return "-" + text if t_ms < 0 else text
 
 
 def record_lines(sheet):

@@ -228,6 +228,14 @@ class Ui:
         if flash_ms:
             self.alerts.append(("flash", flash_ms))
 
+    def take_alerts(self):
+        """The alerts raised since the last call, for the board to sound and show (a
+        frame asks every second: no new list when there were none)."""
+        got = self.alerts
+        if got:
+            self.alerts = []
+        return got
+
     def say(self, text, ms=MESSAGE_MS):
         self.message = (text, self.now_ms + ms)
 

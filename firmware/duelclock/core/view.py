@@ -86,8 +86,8 @@ def build(ui, now_ms, sync_age_s=None, battery_pct=None, flash=False, idle_dim_m
         return s
     _clock(s, ui, m, now_ms)
     s.banner = _banner(ui, m)
-    s.wins = (m.wins["A"], m.wins["B"])
-    s.lp = (m.lp["A"], m.lp["B"])
+    s.wins = _pair(_WINS, m.wins["A"], m.wins["B"])
+    s.lp = _pair(_LP, m.lp["A"], m.lp["B"])
     if m.in_duel:
         s.turn = _turn_text(ui, m)
         turn_ms = turn_shown_ms(m, now_ms)
@@ -127,6 +127,17 @@ _HEAD = [None] * 8     # lang, table, round, ms given -> "T7 R2 +3:00 ", "sync %
                         # "... no sync", "... synced"
 FRESH_S = 60            # a sync this recent shows as "synced": the status line changes only
                         # when the link has been quiet a minute, then once a minute
+
+
+_WINS = [None]          # the last (A, B) pair made of each: the same values, the same tuple
+_LP = [None]
+
+
+def _pair(memo, a, b):
+    p = memo[0]
+    if p is None or p[0] != a or p[1] != b:
+        p = memo[0] = (a, b)
+    return p
 
 
 def _turn_text(ui, m):
