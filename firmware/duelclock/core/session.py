@@ -362,9 +362,10 @@ class Session:
 
     def state(self, local_ms):
         m = self.ui.match
-        fields = {"round": 0, "phase": "waiting", "duel": 0, "wins": {"A": 0, "B": 0},
-                  "lp": {"A": START_LP, "B": START_LP}, "turn": 0, "remaining_ms": 0}
-        if m is not None:
+        if m is None:
+            fields = {"round": 0, "phase": "waiting", "duel": 0, "wins": {"A": 0, "B": 0},
+                      "lp": {"A": START_LP, "B": START_LP}, "turn": 0, "remaining_ms": 0}
+        else:
             t = self.round_ms(local_ms)
             fields = {"round": m.round_no, "phase": m.phase(),
                       "duel": len(m.duels) + (1 if m.in_duel else 0),
