@@ -74,6 +74,9 @@ MAX_PERIOD_MS = 14000     # the settled period, less up to a quarter (next_excha
 SHIFTS = 5                # period doublings at most (BURST_PERIOD_MS << SHIFTS >= MAX_PERIOD_MS)
 RETRY_MS = 2000           # no reply to a request: ask again this much later (or sooner)
 FULL_EVERY = 16           # exchanges between two sums of the moments from the samples
+_FIT = FIT_PPM * 1e-6
+_FLOOR = FLOOR_PPM * 1e-6
+_K_SHIFT = 20             # the band's slopes as ints: K / 2^_K_SHIFT us per doubled ms
 
 
 class Clock:
@@ -227,7 +230,7 @@ class Clock:
         syy -= sy * sy / sw
         p = self._scale / (self._prior_sd * self._prior_sd)
         drift = (1000 * sxy + p * self._prior) / (1e6 * sxx + p)     # weights in ms
-        drift = max(-FIT_PPM * 1e-6, min(FIT_PPM * 1e-6, drift))
+        drift = max(-_FIT, min(_FIT, drift))
         if n >= 3:
             # the weighted residuals: sum of w' (y - ym - 1000 drift (x - xm))^2
             k = 1000 * drift
@@ -239,15 +242,24 @@ class Clock:
         # highest return line of that slope. Held packets only lengthen legs, so they never
         # set the band. A bound loosens by what WIDEN sd of drift moves it over its age
         # (X <= 0: an upper bound rises with a steeper slope, a lower one falls).
-        ku = (drift + WIDEN * sd) * 500                 # us per doubled ms
-        kd = (drift - WIDEN * sd) * 500
+        # In ints, so the loop makes no float: the slopes (us per doubled ms, under 0.35:
+        # drift within FIT_PPM, sd within the prior's) as K / 2^_K_SHIFT, and a sample's
+        # age A = -X (under 2^22: the span) cut at 2^10, so every product stays a small
+        # int on a board. A bound is off by under 3 us.
+        wide = WIDEN * sd
+        ku = round((drift + wide) * (500 << _K_SHIFT))
+        kd = round((drift - wide) * (500 << _K_SHIFT))
+        lo = _K_SHIFT - 10
+        r0 = ry * 1000
         up = down = None
         for s in ss:
-            x = s[0] - lx + odd
-            u = s[1] - ry * 1000 - ku * x
+            a = lx - odd - s[0]
+            ah = a >> 10
+            al = a & 1023
+            u = s[1] - r0 + (ku * ah >> lo) + (ku * al >> _K_SHIFT)
             if up is None or u < up:
                 up = u
-            d = s[2] - ry * 1000 - kd * x
+            d = s[2] - r0 + (kd * ah >> lo) + (kd * al >> _K_SHIFT)
             if down is None or d > down:
                 down = d
         frac = (up + down) / 2000                       # ms
@@ -269,7 +281,7 @@ class Clock:
         self._memo_to = 0
         self._ref, self._off, self._frac, self._drift = x0, y0, frac, drift
         self._noise = max(q / 1000, noise)
-        self._drift_err = 2 * sd + FLOOR_PPM * 1e-6
+        self._drift_err = 2 * sd + _FLOOR
 
     def _put(self, s, sign):
         # Add (sign 1) or take out (-1) sample s's terms in the moments, with their weights

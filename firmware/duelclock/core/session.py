@@ -248,7 +248,6 @@ class Session:
     # --- from the desk --------------------------------------------------------------------
 
     def feed(self, data, local_ms, sub_us=None):
-        self.state_check_at = 0                 # a line dropped counts in the state
         msgs = self.dec.feed(data)
         for msg in msgs:
             self.handle(msg, local_ms, sub_us)
@@ -256,7 +255,6 @@ class Session:
 
     def handle(self, msg, local_ms, sub_us=None):
         k = msg["k"]
-        self.state_check_at = 0                         # a command's effect: reported at once
         if k == "sync":
             if msg["re"] == self.sync_seq:
                 u2, u3 = msg.get("t2u"), msg.get("t3u")
@@ -269,7 +267,8 @@ class Session:
                 if self.clock.drift_settled and not self.drift_saved:
                     self.files.write("drift", "%.1f" % self.clock.drift_ppm)
                     self.drift_saved = True
-            return
+            return              # its age and error are running figures: nothing to report
+        self.state_check_at = 0                         # a command's effect: reported at once
         seq = self.dec.last_seq(0)
         if seq is not None:
             self.files.write("seen", str(seq))
