@@ -61,6 +61,23 @@ _I_STATUS = FIELDS.index("status")
 _I_ENTRY = FIELDS.index("entry")
 
 
+_ENC = [None] * 8      # the last four texts compared and their UTF-8: a field's text of the
+_ENC_AT = [0]          # last frame is its text now, once made again
+
+
+def _utf8(text):
+    e = _ENC
+    for i in range(0, 8, 2):
+        if e[i] is text:
+            return e[i + 1]
+    b = text.encode()
+    i = _ENC_AT[0]
+    e[i] = text
+    e[i + 1] = b
+    _ENC_AT[0] = (i + 2) & 7
+    return b
+
+
 def same_shape(a, b):
     """Do strings a and b take the same room in every font and scale (the same layout):
     as long, their spaces in the same places, and where they differ both printable ASCII
@@ -70,8 +87,8 @@ def same_shape(a, b):
         return True
     if a is None or b is None or len(a) != len(b):
         return False
-    a = a.encode()              # bytes: walking a str makes a string per character
-    b = b.encode()
+    a = _utf8(a)                # bytes: walking a str makes a string per character
+    b = _utf8(b)
     if len(a) != len(b):        # not ASCII (and different)
         return False
     for i in range(len(a)):
@@ -107,6 +124,7 @@ class Layout:
         self.col = list(self.base)
         # (scale, tight) of the LP entry's rows: the name, the sum, the total
         self.looks = ((sizes.body, False), (sizes.body, True), (sizes.total, True))
+        self._rows_of = self._rows = None   # the last entry text cut, and its rows
         self.last = None            # the Screen as drawn, field by field (FIELDS' order)
         self.fields = []
         self.claimed = 0            # the FIELDS bits some field draws
@@ -470,13 +488,18 @@ class Layout:
         '= 6500' (slices: a key's frame makes no more strings than these); drawn at the
         scales and tightness of `looks`."""
         e = s.entry
+        if e is self._rows_of:
+            return self._rows
         i = e.rfind(" = ")
+        j = e.find(": ", 0, i) if i >= 0 else -1
         if i < 0:
-            return "", "", e
-        j = e.find(": ", 0, i)
-        if j < 0:
-            return e[:i], "", e[i + 1:]
-        return e[:j], e[j + 2:i], e[i + 1:]
+            rows = "", "", e
+        elif j < 0:
+            rows = e[:i], "", e[i + 1:]
+        else:
+            rows = e[:j], e[j + 2:i], e[i + 1:]
+        self._rows_of, self._rows = e, rows
+        return rows
 
     def _entry_heights(self, s):
         """The heights of the entry's three rows as drawn."""

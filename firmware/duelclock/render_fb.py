@@ -363,32 +363,33 @@ class FbRenderer:
         key = w << 16 | h
         fb = self._wins.get(key)
         if fb is None:
-            if len(self._wins) >= 16:
-                self._wins = {}
+            if len(self._wins) >= 24:
+                self._wins.popitem()        # one size out: the others stay made
             fb = self._wins[key] = framebuf.FrameBuffer(self._scratch, w, h, self._fmt)
         self._paint(fb, x0, y0, w, h, x0, y0)
         self.fb.blit(fb, x0, y0)
 
     def _paint(self, fb, x0, y0, w, h, dx, dy):
-        # window (x0, y0, w, h) of the frame on `fb`, its pixel (x, y) at (x - dx, y - dy)
+        # window (x0, y0, w, h) of the frame on `fb`, its pixel (x, y) at (x - dx, y - dy).
+        # Methods called on their objects, not bound to locals: a bound method is an
+        # allocation, and a window draws few ops.
         x1 = x0 + w
         y1 = y0 + h
-        fr = fb.fill_rect
-        fr(x0 - dx, y0 - dy, w, h, self.bg)
-        glyph = self.wr.glyph
+        fb.fill_rect(x0 - dx, y0 - dy, w, h, self.bg)
+        wr = self.wr
         ops = self.ops
         for j in range(0, self.n * _OP, _OP):
             x = ops[j]
             y = ops[j + 1]
             if x < x1 and x0 < x + ops[j + 2] and y < y1 and y0 < y + ops[j + 3]:
                 if ops[j + 4]:
-                    glyph(x - dx, y - dy, ops[j + 2], ops[j + 3], ops[j + 4], ops[j + 5], ops[j + 6],
-                          ops[j + 7], fb)
+                    wr.glyph(x - dx, y - dy, ops[j + 2], ops[j + 3], ops[j + 4], ops[j + 5],
+                             ops[j + 6], ops[j + 7], fb)
                 else:
                     cx = max(x, x0)
                     cy = max(y, y0)
-                    fr(cx - dx, cy - dy, min(x + ops[j + 2], x1) - cx, min(y + ops[j + 3], y1) - cy,
-                       ops[j + 7])
+                    fb.fill_rect(cx - dx, cy - dy, min(x + ops[j + 2], x1) - cx,
+                                 min(y + ops[j + 3], y1) - cy, ops[j + 7])
 
     def _add(self, ops, j):
         """Mark the box of the op at ops[j] (on screen) dirty: merged with every dirty rect

@@ -276,7 +276,7 @@ class Writer:
         bm = self._cache.get(key)
         if bm is None:
             if len(self._cache) >= _CACHE:
-                self._cache = {}
+                self._cache.popitem()       # one glyph out: the others stay rendered
             bm = framebuf.FrameBuffer(bytearray((w + 7) // 8 * h), w, h, framebuf.MONO_HLSB)
             if kind == _ASCII:
                 at = 8 * (a - _ASCII_FIRST)
