@@ -187,9 +187,11 @@ class Session:
     def persist(self):
         """Write what a key may have changed outside the journal: the judge call, the PIN
         lockout (each only when it changed)."""
-        self.set_setting("judge", self.ui.judge_called)
-        state = self.ui.lock_state()
-        if _lock_key(state) != self.saved_lock:
+        ui = self.ui
+        self.set_setting("judge", ui.judge_called)
+        was = self.saved_lock           # compared field by field: no tuple made per key
+        if was[0] != ui.pin_wrong or was[1] != ui.lockouts or was[2] != (ui.locked_ms() > 0):
+            state = ui.lock_state()
             self.files.write("pinlock", "%d %d %d" % state)
             self.saved_lock = _lock_key(state)
 
