@@ -276,7 +276,8 @@ class Writer:
         bm = self._cache.get(key)
         if bm is None:
             if len(self._cache) >= _CACHE:
-                self._cache.popitem()       # one glyph out: the others stay rendered
+                self._cache = {}            # all out: one at a time, glyphs still in use
+                                            # went out and were drawn again and again
             bm = framebuf.FrameBuffer(bytearray((w + 7) // 8 * h), w, h, framebuf.MONO_HLSB)
             if kind == _ASCII:
                 at = 8 * (a - _ASCII_FIRST)
