@@ -127,7 +127,8 @@ def _quote(s):
 # An object key as written, '"key":', kept once made: the protocol's keys are few, and each
 # message would make them again. Bounded: a forged line's keys fill it at most.
 _KEYS = {}
-_VALS = {}          # and a short string value as written ('"duel"'), the same way
+_VALS = {}          # and a short string value as written ('"duel"'), the same way,
+_INTS = {}          # and a small int's digits
 _KEYS_MAX = 96
 
 
@@ -147,7 +148,15 @@ def _canon(v, out):
     # than the first form under MicroPython. A list's items are joined one by one.
     t = type(v)
     if t is int:
-        out.append(str(v))
+        if 0 <= v < 10000:
+            q = _INTS.get(v)
+            if q is None:
+                q = str(v)
+                if len(_INTS) < _KEYS_MAX:
+                    _INTS[v] = q            # an LP, a round, a count: made once
+            out.append(q)
+        else:
+            out.append(str(v))
     elif t is str:
         q = _VALS.get(v)
         if q is None:
