@@ -29,7 +29,7 @@
 # collector (toolchain.md, the littlefs trap); readers reopen the file for each chunk,
 # so an abandoned export generator holds no file open.
 import os
-from binascii import crc32
+from binascii import crc32, hexlify
 from micropython import const
 
 from duelclock.core.jsonio import dumps_event
@@ -40,7 +40,6 @@ _CHUNK_BYTES = const(512)
 _TAIL_BYTES = const(10)         # TAB, 8 hex digits, newline
 SEAL = b"\t~\n"                 # ends a torn line before the next record
 SEALED = SEAL[:2]               # ...so the torn line reads as ending in this
-HEX = b"0123456789abcdef"
 _RESERVE_BYTES = const(49152)   # free space start_match makes room for (a long match ~ 40 KB)
 _fsync = getattr(os, "fsync", None)
 
@@ -75,16 +74,14 @@ class Recovery:
         self.dropped.append((line_no, why))
 
 
-def _hex8(buf, at, crc):
-    # Writes crc as 8 lowercase hex digits into buf[at:at + 8]. One 4-byte allocation:
-    # arithmetic on a CRC above 2**30 (a long int on a 32-bit board) would make more.
-    crc = crc.to_bytes(4, "big")
-    for i in range(4):
-        buf[at + 2 * i] = HEX[crc[i] >> 4]
-        buf[at + 2 * i + 1] = HEX[crc[i] & 15]
+def _hex8(crc):
+    # crc as 8 lowercase hex digits, in C (a loop over its bytes here cost a record read
+    # or an append more than the CRC); no arithmetic on a CRC above 2**30, a long int on a
+    # 32-bit board.
+    return hexlify(crc.to_bytes(4, "big"))
 
 
-def _why_bad(line, ended, scratch):
+def _why_bad(line, ended):
     """None for a good record line (no newline), else why it is dropped."""
     if line is None:
         return "too long"
@@ -92,8 +89,7 @@ def _why_bad(line, ended, scratch):
         return "torn"
     if len(line) <= 9 or line[-9] != 9:
         return "no crc"
-    _hex8(scratch, 0, crc32(line[:-9]))
-    if scratch != line[-8:]:
+    if not line.endswith(_hex8(crc32(line[:-9]))):
         return "crc mismatch"
     return None
 
@@ -238,7 +234,7 @@ class Journal:
         data = dumps_event(ev).encode()
         if len(data) > MAX_LINE_BYTES:
             raise ValueError("event longer than %d bytes" % MAX_LINE_BYTES)
-        _hex8(self._tail, 1, crc32(data))
+        self._tail[1:9] = _hex8(crc32(data))
         while True:
             try:
                 self._write(data)
@@ -309,12 +305,42 @@ class Journal:
         return self._records(self._file(match_id), upto_bytes,
                              report if report is not None else Recovery(match_id))
 
+    def read(self, match_id, pos, max_bytes=_CHUNK_BYTES):
+        """The good records of the match from byte `pos` on (0, or a position this returned),
+        for a reader that keeps its place (the session's record messages), in one open:
+        (records, pos_after, at_end). records: [(line, end)] in order, each line in the
+        interchange form (bytes, no newline), `end` the position after it; pos_after: after
+        the last whole line read (torn and damaged ones are skipped, as export skips them);
+        at_end: the file ends there, but for a torn tail (which the next append seals: it
+        then reads as a torn line, skipped). Reads max_bytes, more only to end a line that
+        began in them and is longer."""
+        f = open(self._file(match_id), "rb")
+        try:
+            f.seek(pos)
+            buf = f.read(max_bytes)
+            at_end = len(buf) < max_bytes
+            while not at_end and buf.find(b"\n") < 0:
+                more = f.read(_CHUNK_BYTES)
+                at_end = len(more) < _CHUNK_BYTES
+                buf += more
+        finally:
+            f.close()
+        out = []
+        i = 0
+        while True:
+            nl = buf.find(b"\n", i)
+            if nl < 0:
+                return out, pos + i, at_end
+            line = buf[i:nl] if nl - i <= MAX_LINE_BYTES + _TAIL_BYTES else None
+            i = nl + 1
+            if _why_bad(line, True) is None:
+                out.append((line[:-9], pos + i))
+
     def _records(self, path, end, report):
-        scratch = bytearray(8)
         line_no = 0
         for line, ended in _read_lines(path, end):
             line_no += 1
-            why = _why_bad(line, ended, scratch)
+            why = _why_bad(line, ended)
             if why is None:
                 report.good += 1
                 yield line[:-9]

@@ -208,7 +208,12 @@ def canonical(v):
 
 
 def signed_line(msg, key):
-    body = canonical(msg)
+    return signed_body(canonical(msg), key)
+
+
+def signed_body(body, key):
+    """The line of signed bytes `body` (canonical JSON, made however): body with "sig" (the
+    HMAC of body, hex) as its last member, and a newline."""
     sig = binascii.hexlify(key.mac(body))
     return b"".join((body[:-1], b',"sig":"', sig, b'"}\n'))      # one copy, not three
 

@@ -19,7 +19,7 @@ import binascii
 import json
 
 from .record import Lines
-from .sign import Key, canonical, command_key, same, signed_line, table_key
+from .sign import Key, canonical, command_key, same, signed_body, signed_line, table_key
 
 VERSION = 1
 MAX_LINE_BYTES = 1024     # without the "\n"; a longer line is skipped, never buffered
@@ -80,6 +80,14 @@ def _events(v):
             if not _str(k) or not (_scalar(ev[k]) or k == "names" and _ab_str(ev[k])):
                 return False
     return True
+
+
+def event_bytes(ev):
+    """A record event (a dict) as a record message carries it: its canonical JSON, for
+    Encoder.build's `events`; ValueError where the receiver would refuse it (_events)."""
+    if not _events([ev]):
+        raise ValueError("field: events")
+    return canonical(ev)
 
 # k -> (required (key, check) pairs, optional pairs). Every message is for one table (a
 # command) or from one table (a report): tbl 1..MAX_TABLE.
@@ -170,13 +178,19 @@ class Encoder:
         self.seq = boot * SEQ_BOOT
         self._end = self.seq + SEQ_BOOT
 
-    def build(self, k, fields, tbl=None):
+    def build(self, k, fields, tbl=None, events=None):
         """The line (bytes, with "\\n") of message `k`; ValueError if the receiver would drop it
         (bad field, over MAX_LINE_BYTES) or this boot's SEQ_BOOT seqs are used up (the sender
-        persists boot + 1 and makes a new Encoder)."""
+        persists boot + 1 and makes a new Encoder). `events`: a record's events, each as
+        canonical JSON bytes a receiver takes (event_bytes, or jsonio.canonical_flat within
+        _events' bounds), put in the line as they are (no event parsed or written again)."""
         if (tbl is None) == (self.tbl is None):
             raise ValueError("tbl is the desk's to give")
         msg = dict(fields)
+        if events is not None:
+            if "events" in msg or len(events) > 64:
+                raise ValueError("field: events")
+            msg["events"] = []
         size = len(msg)
         msg["v"], msg["k"], msg["seq"] = VERSION, k, self.seq
         t = msg["tbl"] = self.tbl if tbl is None else tbl
@@ -190,7 +204,14 @@ class Encoder:
         key = self._keys.get(t)
         if key is None:
             key = self._keys[t] = self._key(command_key(table_key(self._event_key, t)))
-        line = self._sign(msg, key)
+        if events is None:
+            line = self._sign(msg, key)
+        else:
+            # '"events":[]' is where canonical() wrote the empty list: a key, as no string
+            # holds a raw '"'
+            body = canonical(msg)
+            at = body.find(b'"events":[]') + 10
+            line = signed_body(b"".join((body[:at], b",".join(events), body[at:])), key)
         if len(line) > MAX_LINE_BYTES + 1:
             raise ValueError("line of %d bytes" % len(line))
         self.seq += 1
