@@ -19,6 +19,8 @@ class ListJournal:
         self.matches = []
         self.collected = []
         self.room = room
+        self.reads = 0
+        self.read_bytes = 0
 
     def _take_room(self):
         if self.room is not None:
@@ -38,6 +40,24 @@ class ListJournal:
 
     def export(self, match_id):
         return [dumps_event(ev) for ev in self.matches[match_id - 1]]
+
+    def read(self, match_id, pos, max_bytes):
+        """Journal.read's contract, a position being an index into the match's list: lines
+        from `pos` while they fit in max_bytes (the first always). `reads` counts the lines
+        handed out, `read_bytes` their bytes."""
+        evs = self.matches[match_id - 1]
+        out = []
+        size = 0
+        while pos < len(evs):
+            line = dumps_event(evs[pos]).encode()
+            if out and size + len(line) + 10 > max_bytes:
+                break
+            size += len(line) + 10
+            pos += 1
+            out.append((line, pos))
+        self.reads += len(out)
+        self.read_bytes += size
+        return out, pos, pos == len(evs)
 
     def mark_collected(self, match_id):
         if match_id not in self.collected:

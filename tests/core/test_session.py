@@ -31,6 +31,14 @@ MATCH = [  # a 2-0 for A after round_start
 ]
 
 
+def steps(s, now, n=6):
+    """Ticks n link looks (20 ms) apart from `now` on: a record message is made in steps, one
+    a tick (Session._send_record); returns the last tick's ms."""
+    for i in range(n):
+        s.tick(now + 20 * i)
+    return now + 20 * (n - 1)
+
+
 class FakeLink:
     """What the session sends, as a link takes it (`up` False: it takes nothing)."""
 
@@ -147,9 +155,7 @@ def test_a_round_is_journalled_and_its_record_and_result_go_out_until_acked():
     assert journal.current()[0]["ev"] == "round_start" and s.ui.match.round_no == 2
     for ev in MATCH:
         assert s.ui.record(ev)
-    for _ in range(3):
-        now += 20
-        s.tick(now)
+    now = steps(s, now + 20)
     desk.take(link)
     rec = desk.last("record")
     assert (rec["first"], rec["total"], len(rec["events"])) == (0, 5, 5)
@@ -159,12 +165,10 @@ def test_a_round_is_journalled_and_its_record_and_result_go_out_until_acked():
     assert desk.last("state")["wins"] == {"A": 2, "B": 0}
     # No ack: after RESEND_MS the record and the result go again.
     desk.got = []
-    now += RESEND_MS + 1
-    s.tick(now)
-    now += 20
-    s.tick(now)
+    now = steps(s, now + RESEND_MS + 1)
     desk.take(link)
     assert desk.kinds().count("record") == 1 and desk.kinds().count("result") == 1
+    assert desk.last("record")["events"][1:] == MATCH       # the same events again
     # The ack: the match is collected, nothing goes again.
     s.feed(desk.cmd("ack", {"round": 2, "events": 5}), now)
     assert journal.collected == [1] and s.acked == 5
@@ -183,8 +187,7 @@ def test_events_the_desk_stored_never_go_again_and_the_result_goes_till_settled(
     for ev in MATCH[:2]:
         assert s.ui.record(ev)
     s.tick(now)                                 # the oldest unsent one starts lingering
-    now += LINGER_MS + 1
-    s.tick(now)
+    now = steps(s, now + LINGER_MS + 1)
     desk.take(link)
     assert desk.last("record")["total"] == 3
     # The desk committed the three: a "stored" ack, so no resend of them, ever.
@@ -199,8 +202,7 @@ def test_events_the_desk_stored_never_go_again_and_the_result_goes_till_settled(
     # again every RESEND_MS while the final ack does not come; stored acks settle nothing.
     for ev in MATCH[2:]:
         assert s.ui.record(ev)
-    now += 20
-    s.tick(now)
+    now = steps(s, now + 20)
     desk.take(link)
     rec = desk.last("record")
     assert (rec["first"], len(rec["events"]), rec["total"]) == (3, 2, 5)
@@ -222,8 +224,7 @@ def test_events_the_desk_stored_never_go_again_and_the_result_goes_till_settled(
     now += 3 * RESEND_MS
     assert s.ui.record({"t": 5000, "ev": "penalty", "p": "B", "kind": "warning",
                         "code": "slow_play", "judge": "floor"})
-    s.tick(now)
-    s.tick(now + 20)
+    steps(s, now)
     desk.take(link)
     assert desk.last("record")["first"] == 5 and desk.last("result")["events"] == 6
 
@@ -239,21 +240,18 @@ def test_a_long_record_goes_in_batches_and_a_new_link_sends_what_was_not_acked()
         t += 1000
         assert s.ui.record({"t": t, "ev": "turn_end"})
     total = 2 + 2 * RECORD_BATCH
-    for _ in range(3):
-        now += 20
-        s.tick(now)
+    now = steps(s, now + 20, 12)
     desk.take(link)
     # Full batches go at once; the two events left wait LINGER_MS for company.
     assert [m["first"] for m in desk.got if m["k"] == "record"] == [0, RECORD_BATCH]
-    now += LINGER_MS
-    s.tick(now)
+    now = steps(s, now + LINGER_MS)
     desk.take(link)
     firsts = [m["first"] for m in desk.got if m["k"] == "record"]
     assert firsts == [0, RECORD_BATCH, 2 * RECORD_BATCH]
     s.feed(desk.cmd("ack", {"round": 2, "events": RECORD_BATCH}), now)
     desk.got = []
     s.hello("SIM", "9.9", None)
-    s.tick(now + 20)
+    steps(s, now + 20)
     desk.take(link)
     assert [m["first"] for m in desk.got if m["k"] == "record"] == [RECORD_BATCH]
     assert s.sent == 2 * RECORD_BATCH < total
@@ -267,21 +265,21 @@ def test_a_record_lingers_after_a_hello_and_a_resend_does_not():
     now = synced(s, link, desk)
     s.feed(desk.cmd("round", ROUND), now)
     s.tick(now + 1)
-    s.tick(now + 1 + LINGER_MS)
+    done = steps(s, now + 1 + LINGER_MS)
     desk.take(link)
     assert desk.kinds().count("record") == 1
-    s.feed(desk.cmd("ack", {"round": 2, "events": 1}), now + 1 + LINGER_MS)
+    s.feed(desk.cmd("ack", {"round": 2, "events": 1}), done)
     s.hello("SIM", "9.9", None)                     # everything sent and held
     assert s.ui.record({"t": 1000, "ev": "duel_start", "first": "A"})
     desk.got = []
-    s.tick(now + 2 + LINGER_MS)
+    steps(s, done + 1)
     desk.take(link)
     assert "record" not in desk.kinds()
-    s.tick(now + 2 + 2 * LINGER_MS)
+    done = steps(s, done + 1 + LINGER_MS)
     desk.take(link)
     assert desk.last("record")["first"] == 1
     desk.got = []
-    s.tick(now + 3 + 2 * LINGER_MS + RESEND_MS)      # no ack: sent again at once
+    steps(s, done + 1 + RESEND_MS)                  # no ack: sent again at once
     desk.take(link)
     assert desk.last("record")["first"] == 1 and desk.last("record")["total"] == 2
 
@@ -395,7 +393,7 @@ def test_a_state_change_is_sent_at_the_next_look_and_running_clocks_are_not_a_ch
     s.tick(now + STATE_CHECK_MS + LINGER_MS)         # its round_start's record lingers
     desk.take(link)
     assert "record" not in desk.kinds()
-    s.tick(now + STATE_CHECK_MS + 1 + LINGER_MS)
+    steps(s, now + STATE_CHECK_MS + 1 + LINGER_MS, 3)
     desk.take(link)
     assert desk.kinds()[-1] == "record" and desk.last("record")["first"] == 0
     desk.got = []

@@ -56,17 +56,23 @@ import json
 from . import const
 from .clock import Clock
 from .lang import tr
+from .jsonio import canonical_flat
 from .record import JournalFull, parse_line
 from .rules import START_LP
 from .ui import Ui
-from .wire import Encoder, Decoder
+from .wire import MAX_STR, Encoder, Decoder, event_bytes
 
 # Private consts (compiled into the code, no module names on a board; the tests read them
 # on CPython, tests/host/tables.py).
 _STATE_MS = const(5000)
 _STATE_CHECK_MS = const(250)    # a state that changed by itself (time, lockout) is seen this
                                 # soon; a dict built each link tick would be 120 KB/s of garbage
-_RECORD_BATCH = const(12)       # events per record message: well inside 1024 bytes
+_RECORD_BATCH = const(12)       # events per record message, at most
+_EVENTS_BYTES = const(800)      # their canonical JSON, commas counted: with the rest of a
+                                # record (at most ~190 bytes) inside wire's 1024
+_READ_BYTES = const(1024)       # journal bytes one step reads, at most (a long line: to
+                                # its end): 12 LP entries are ~700
+_MAKE_EVENTS = const(6)         # events one step writes as canonical JSON, at most
 _RESEND_MS = const(10000)       # unacknowledged record: sent again after this long
 _LINGER_MS = const(2000)        # an event waits this long for others to share its record
 # Change every ms, or with every line an attacker sends: not a "change", sent every _STATE_MS.
@@ -108,6 +114,8 @@ class Session:
         self.journal_full = False
         self.acked = 0                # events the desk holds
         self.sent = 0                 # events sent (acked <= sent <= total)
+        self.marks = [(0, 0)]         # journal places, see _send_record
+        self._drop_batch()
         self.sent_at = 0
         self.unsent_at = None         # local ms the oldest unsent event was first seen
         self.result_at = None         # local ms the result last went (None: not since a
@@ -217,6 +225,8 @@ class Session:
             self.match_id = None
             self.unsaved = []
             self.total, self.acked, self.sent = 0, 0, 0
+            self.marks = [(0, 0)]
+            self._drop_batch()
             self.unsent_at = None
         self.unsaved.append(dict(ev))
         self.total += 1
@@ -328,6 +338,9 @@ class Session:
         if m is None or m.round_no != msg["round"]:
             return
         self.acked = max(self.acked, min(msg["events"], self.total))
+        if self.sent < self.acked:  # the desk holds more than this boot sent: none again
+            self._resend_from_acked()
+        self._forget_marks()
         if msg.get("stored"):
             return                  # held, not yet settled: the result still counts
         self.settled = True
@@ -352,7 +365,7 @@ class Session:
         self.sync_seq = None                            # a new link: ask for time at once
         self.clock.sent(None)
         self.sync_at = 0
-        self.sent = self.acked                          # the desk may have missed some:
+        self._resend_from_acked()                       # the desk may have missed some:
         if self.sent < self.total:                      # old events, no lingering
             self.unsent_at = 0
 
@@ -430,7 +443,7 @@ class Session:
         if m is None or self.total == 0:
             return
         if self.sent > self.acked and now - self.sent_at > _RESEND_MS:
-            self.sent = self.acked                      # no ack came: send again, at once,
+            self._resend_from_acked()                   # no ack came: send again, at once,
             self.unsent_at = 0
             self.result_at = None                       # the result too (the desk acks it)
         if self.sent < self.total:
@@ -460,35 +473,129 @@ class Session:
         self.seen_flags = flags
         return True
 
-    def _events(self, first):
-        """The current match's events from index `first` on: the journal's, then those
-        held in RAM. Only those are parsed."""
-        i = 0
-        if self.match_id is not None:
-            for line in self.journal.export(self.match_id):
-                if i >= first:
-                    yield json.loads(line)
-                i += 1
-        for ev in self.unsaved[max(0, first - i):]:
-            yield ev
+    # A record message is made in steps, one per tick it is due in, each a bounded piece of
+    # work (a read of _READ_BYTES, _MAKE_EVENTS events written, or the message built,
+    # signed and sent), so that none holds the app's loop long: its events from `sent` on
+    # are read from the journal where the last step left off, then taken from RAM.
+    #
+    # marks: [(index, pos)], index ascending: the match's event `index` is the first good
+    # record at or after journal position `pos` (a place the journal's read returned; 0 is
+    # the start). The first is at or before `acked` (a resend starts there), the last at
+    # or before `sent`; between them, where each message since began. Each message reads
+    # only its own lines: never the match again from its start.
+    # The batch in the making: `pieces`, the canonical JSON of events sent, sent + 1, ...;
+    # `lines`, records read and not yet looked at; `at` (index, pos), the event and
+    # journal place after the pieces, or of lines[0]; `dry` (events journalled, pos): the
+    # journal's end as the last read found it (None: that read did not reach it).
+
+    def _drop_batch(self):
+        """Forget the batch in the making (`sent` moved, or a new match): the next step
+        reads again from the last mark."""
+        self.pieces = []
+        self.piece_bytes = 0
+        self.lines = []
+        self.at = self.marks[-1]
+        self.dry = None
+        self.full = False
+        self.ready = None               # the message built, refused by the link
+
+    def _forget_marks(self):
+        """`acked` or `sent` moved: keep the last mark at or before acked and those after it
+        that are at or before sent."""
+        marks = self.marks
+        while len(marks) > 1 and marks[1][0] <= self.acked:
+            marks.pop(0)
+        while len(marks) > 1 and marks[-1][0] > self.sent:
+            marks.pop()
+
+    def _resend_from_acked(self):
+        """Send again from `acked` on (no ack came, a new link, or the desk holds more)."""
+        if self.sent != self.acked:
+            self.sent = self.acked
+            self._forget_marks()
+            self._drop_batch()
+
+    def _mark(self, index, pos):
+        if index > self.marks[-1][0]:
+            self.marks.append((index, pos))
+
+    def _take(self, piece):
+        """Add an event's canonical JSON to the batch; False (the batch full) when it would
+        not fit."""
+        if len(self.pieces) == _RECORD_BATCH or \
+                self.pieces and self.piece_bytes + len(piece) > _EVENTS_BYTES:
+            self.full = True
+            self.lines = []                         # read again for the next batch
+            return False
+        self.pieces.append(piece)
+        self.piece_bytes += len(piece) + 1
+        return True
 
     def _send_record(self, round_no, now):
-        batch = []
-        for ev in self._events(self.sent):
-            batch.append(ev)
-            if len(batch) == _RECORD_BATCH:
-                break
-        if not batch:
+        """One step of the record message of events from `sent` on (up to _RECORD_BATCH,
+        their canonical JSON within _EVENTS_BYTES): look at up to _MAKE_EVENTS lines read
+        (those before `sent` skipped, the others written as canonical JSON from their bytes,
+        jsonio.canonical_flat, parsed only where that cannot be sure); or read the journal
+        on; or, once it has no more, take up to _MAKE_EVENTS of the events held in RAM; or
+        build, sign and send the message once it is full or nothing is left."""
+        if not self.full:
+            index, pos = self.at
+            if self.lines:
+                lines = self.lines
+                made = 0
+                while lines and made < _MAKE_EVENTS:
+                    line, end = lines[0]
+                    if index >= self.sent:
+                        if not self._take(canonical_flat(line, 16, MAX_STR)
+                                          or event_bytes(json.loads(line))):
+                            return
+                        made += 1
+                    lines.pop(0)
+                    index += 1
+                    self.at = (index, end)
+                    if index <= self.sent:          # skipped to `sent`: a mark
+                        self._mark(index, end)
+                if not lines:
+                    self.at = (index, self.read_end)    # past bad lines after the last good
+                return
+            journalled = self.total - len(self.unsaved)
+            if self.match_id is not None and index < journalled and self.dry != (journalled, pos):
+                self.lines, self.read_end, at_end = self.journal.read(self.match_id, pos,
+                                                                      _READ_BYTES)
+                self.dry = (journalled, self.read_end) if at_end else None
+                if not self.lines:
+                    self.at = (index, self.read_end)
+                return
+            first = self.sent + len(self.pieces) - index    # the journal is read: into RAM
+            if 0 <= first < len(self.unsaved):
+                for ev in self.unsaved[first:first + _MAKE_EVENTS]:
+                    if not self._take(event_bytes(ev)):
+                        break
+                if not self.full and first + _MAKE_EVENTS < len(self.unsaved):
+                    return                          # more of them at the next step
+        pieces = self.pieces
+        if not pieces:
             return
-        fields = {"round": round_no, "first": self.sent, "events": batch, "total": self.total}
-        try:
-            line = self.enc.build("record", fields)
-        except ValueError:                              # too long: send fewer next time
-            fields["events"] = batch[:1]
-            line = self.enc.build("record", fields)
+        self.full = True
+        line = self.ready
+        fields = {"round": round_no, "first": self.sent, "total": self.total}
+        while line is None:
+            try:
+                line = self.enc.build("record", fields, events=pieces)
+            except ValueError:
+                if len(pieces) == 1:
+                    raise
+                pieces.pop()                        # longer than _EVENTS_BYTES allowed for:
+                self.at = self.marks[-1]            # the next batch skips to its start
+                self.dry = None
+        self.ready = line                           # refused: the same line at the next step
         if self.send(line, "report"):
-            self.sent += len(fields["events"])
+            self.sent += len(pieces)
             self.sent_at = now
+            at, dry = self.at, self.dry
+            self._drop_batch()
+            self._mark(at[0], at[1])
+            self.at, self.dry = at, dry
 
 
 def _lock_key(state):
