@@ -4,6 +4,7 @@ import json
 
 import pytest
 
+from duelclock.app import _LINK_MS as LINK_MS     # a board's link task ticks this often
 from duelclock.core.wire import SEQ_BOOT
 from duelclock_desk.commands import CommandError
 from duelclock_desk.protocol import REPUSH_MS
@@ -105,7 +106,7 @@ def test_record_chunks_are_stored_once_whatever_the_order(tmp_path):
     r.to_desk = shuffle
     refused = t.play(events, r.local(1))
     assert len(refused) == len(expect["rejected_indexes"])
-    r.run(3000)                                  # a record message of 12 events a tick
+    r.run(3000, step_ms=LINK_MS)    # a record message of 12 events every few link ticks
     n = len(t.record)
     chunks = [x for x in seen if b'"k":"record"' in x]
     assert len(chunks) > 5
@@ -217,7 +218,7 @@ def test_a_result_before_its_record_waits_for_the_missing_events(tmp_path):
     r.run(200)
     assert r.store.result(1, 1)["verified"] == "incomplete"
     assert t.acked is None
-    r.run(RESEND_MS + 200)
+    r.run(RESEND_MS + 200, step_ms=LINK_MS)     # the record made again: a few link ticks
     assert r.store.result(1, 1)["verified"] == "ok" and t.acked == (1, 8)
 
 

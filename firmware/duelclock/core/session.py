@@ -474,30 +474,40 @@ class Session:
         return True
 
     # A record message is made in steps, one per tick it is due in, each a bounded piece of
-    # work (a read of _READ_BYTES, _MAKE_EVENTS events written, or the message built,
-    # signed and sent), so that none holds the app's loop long: its events from `sent` on
-    # are read from the journal where the last step left off, then taken from RAM.
+    # work (a read of _READ_BYTES, _MAKE_EVENTS events written as canonical JSON, or the
+    # message built, signed and sent), so that none holds the app's loop long: its events
+    # from `sent` on are read from the journal where the last step left off, then taken
+    # from RAM. Twelve lp entries take four steps at most: a read, two writes of six, the
+    # send (what the last read left past a full batch may spare the next one its read).
     #
     # marks: [(index, pos)], index ascending: the match's event `index` is the first good
     # record at or after journal position `pos` (a place the journal's read returned; 0 is
     # the start). The first is at or before `acked` (a resend starts there), the last at
-    # or before `sent`; between them, where each message since began. Each message reads
-    # only its own lines: never the match again from its start.
-    # The batch in the making: `pieces`, the canonical JSON of events sent, sent + 1, ...;
-    # `lines`, records read and not yet looked at; `at` (index, pos), the event and
-    # journal place after the pieces, or of lines[0]; `dry` (events journalled, pos): the
-    # journal's end as the last read found it (None: that read did not reach it).
+    # or before `sent`; between them, where each message since began. No message reads
+    # the match again from its start.
+    # The batch in the making: `pieces`, the canonical JSON of events sent, sent + 1, ...
+    # (`piece_bytes` with a comma each); `full`, nothing more joins it; `lines`, records
+    # read and not yet looked at, [(line, end)] (what a full batch left is the next one's);
+    # `at` (index, pos), the event and journal place of lines[0], or after the last line
+    # looked at; `read_end`, where the last read stopped; `dry` (events journalled, pos):
+    # the journal's end as the last read found it (None: that read did not reach it);
+    # `ready`, the message built that the link refused, sent as it is at the next step.
 
     def _drop_batch(self):
-        """Forget the batch in the making (`sent` moved, or a new match): the next step
-        reads again from the last mark."""
-        self.pieces = []
-        self.piece_bytes = 0
+        """Forget the batch in the making and the lines read (`sent` moved, a new match):
+        the next step reads again from the last mark."""
+        self._next_batch()
         self.lines = []
         self.at = self.marks[-1]
+        self.read_end = self.at[1]
         self.dry = None
+
+    def _next_batch(self):
+        """An empty batch; the lines read and not yet looked at stay for it."""
+        self.pieces = []
+        self.piece_bytes = 0
         self.full = False
-        self.ready = None               # the message built, refused by the link
+        self.ready = None
 
     def _forget_marks(self):
         """`acked` or `sent` moved: keep the last mark at or before acked and those after it
@@ -520,59 +530,67 @@ class Session:
             self.marks.append((index, pos))
 
     def _take(self, piece):
-        """Add an event's canonical JSON to the batch; False (the batch full) when it would
-        not fit."""
-        if len(self.pieces) == _RECORD_BATCH or \
-                self.pieces and self.piece_bytes + len(piece) > _EVENTS_BYTES:
+        """Add an event's canonical JSON to the batch: False, the batch full, when it does
+        not fit in _EVENTS_BYTES; the batch is full too once it holds _RECORD_BATCH."""
+        if self.pieces and self.piece_bytes + len(piece) > _EVENTS_BYTES:
             self.full = True
-            self.lines = []                         # read again for the next batch
             return False
         self.pieces.append(piece)
         self.piece_bytes += len(piece) + 1
+        if len(self.pieces) == _RECORD_BATCH:
+            self.full = True
         return True
+
+    def _make(self, nxt):
+        """Up to _MAKE_EVENTS of the lines read into the batch, from event `nxt` (the next it
+        needs) on, each written as canonical JSON from its bytes (jsonio.canonical_flat)
+        or, where that cannot be sure, parsed and written; lines before `nxt` are passed
+        over (a mark at each up to `sent`)."""
+        lines = self.lines
+        index = self.at[0]
+        made = 0
+        while lines and made < _MAKE_EVENTS and not self.full:
+            line, end = lines[0]
+            if index >= nxt:
+                if not self._take(canonical_flat(line, 16, MAX_STR)
+                                  or event_bytes(json.loads(line))):
+                    return                      # lines[0] begins the next batch
+                made += 1
+            lines.pop(0)
+            index += 1
+            self.at = (index, end)
+            if index <= self.sent:
+                self._mark(index, end)
+        if not lines:
+            self.at = (index, self.read_end)    # past damaged lines after the last good
 
     def _send_record(self, round_no, now):
         """One step of the record message of events from `sent` on (up to _RECORD_BATCH,
-        their canonical JSON within _EVENTS_BYTES): look at up to _MAKE_EVENTS lines read
-        (those before `sent` skipped, the others written as canonical JSON from their bytes,
-        jsonio.canonical_flat, parsed only where that cannot be sure); or read the journal
-        on; or, once it has no more, take up to _MAKE_EVENTS of the events held in RAM; or
-        build, sign and send the message once it is full or nothing is left."""
+        their canonical JSON within _EVENTS_BYTES): write up to _MAKE_EVENTS of the lines
+        read into it; or read the journal on; or, once the journal has no more for it, write
+        up to _MAKE_EVENTS of the events held in RAM; or, once it is full or nothing is
+        left, build, sign and send it."""
         if not self.full:
-            index, pos = self.at
+            nxt = self.sent + len(self.pieces)
             if self.lines:
-                lines = self.lines
-                made = 0
-                while lines and made < _MAKE_EVENTS:
-                    line, end = lines[0]
-                    if index >= self.sent:
-                        if not self._take(canonical_flat(line, 16, MAX_STR)
-                                          or event_bytes(json.loads(line))):
-                            return
-                        made += 1
-                    lines.pop(0)
-                    index += 1
-                    self.at = (index, end)
-                    if index <= self.sent:          # skipped to `sent`: a mark
-                        self._mark(index, end)
-                if not lines:
-                    self.at = (index, self.read_end)    # past bad lines after the last good
+                self._make(nxt)
                 return
             journalled = self.total - len(self.unsaved)
-            if self.match_id is not None and index < journalled and self.dry != (journalled, pos):
-                self.lines, self.read_end, at_end = self.journal.read(self.match_id, pos,
-                                                                      _READ_BYTES)
-                self.dry = (journalled, self.read_end) if at_end else None
-                if not self.lines:
-                    self.at = (index, self.read_end)
-                return
-            first = self.sent + len(self.pieces) - index    # the journal is read: into RAM
-            if 0 <= first < len(self.unsaved):
-                for ev in self.unsaved[first:first + _MAKE_EVENTS]:
+            if nxt < journalled:
+                index, pos = self.at
+                if self.match_id is not None and self.dry != (journalled, pos):
+                    self.lines, self.read_end, at_end = self.journal.read(self.match_id, pos,
+                                                                          _READ_BYTES)
+                    self.dry = (journalled, self.read_end) if at_end else None
+                    if not self.lines:          # damaged lines only: past them
+                        self.at = (index, self.read_end)
+                    return
+            elif nxt < self.total:              # the journal's are in: those held in RAM
+                i = nxt - journalled
+                for ev in self.unsaved[i:i + _MAKE_EVENTS]:
                     if not self._take(event_bytes(ev)):
                         break
-                if not self.full and first + _MAKE_EVENTS < len(self.unsaved):
-                    return                          # more of them at the next step
+                return
         pieces = self.pieces
         if not pieces:
             return
@@ -585,17 +603,16 @@ class Session:
             except ValueError:
                 if len(pieces) == 1:
                     raise
-                pieces.pop()                        # longer than _EVENTS_BYTES allowed for:
-                self.at = self.marks[-1]            # the next batch skips to its start
+                pieces.pop()                    # longer than _EVENTS_BYTES allowed for:
+                self.lines = []                 # the next batch reads from its start
+                self.at = self.marks[-1]
                 self.dry = None
-        self.ready = line                           # refused: the same line at the next step
+        self.ready = line
         if self.send(line, "report"):
             self.sent += len(pieces)
             self.sent_at = now
-            at, dry = self.at, self.dry
-            self._drop_batch()
-            self._mark(at[0], at[1])
-            self.at, self.dry = at, dry
+            self._next_batch()
+            self._mark(self.at[0], self.at[1])
 
 
 def _lock_key(state):
