@@ -468,6 +468,32 @@ def test_a_link_that_takes_nothing_loses_nothing():
     assert desk.last("record")["events"][1:] == MATCH and desk.last("result")["events"] == 5
 
 
+def test_a_record_the_link_held_back_goes_with_a_seq_the_desk_still_takes():
+    # The link takes states but no report for a while (an MQTT PUBACK still due): the record
+    # message built meanwhile waits, and the states' seqs pass it. Once the link takes it,
+    # the desk must not drop it as too late (wire.REPORT_WINDOW): no 10 s wait for a resend.
+    s, link = table()
+    desk = Desk()
+    now = synced(s, link, desk)
+    s.feed(desk.cmd("round", ROUND), now)
+    for ev in MATCH:
+        assert s.ui.record(ev)
+
+    def states_only(line, kind):
+        return kind != "report" and link.send(line, kind)
+    s.send = states_only
+    for i in range(40 * STATE_MS // 250):           # 40 states, ticks every 250 ms
+        now += 250
+        s.tick(now)
+    desk.take(link)
+    assert desk.kinds().count("state") >= 40 and "record" not in desk.kinds()
+    s.send = link.send
+    now = steps(s, now + 20)
+    desk.take(link)
+    assert desk.dec.drops["replay"] == 0
+    assert desk.last("record")["events"][1:] == MATCH and desk.last("result")["events"] == 5
+
+
 def test_a_link_that_refuses_sync_requests_is_asked_again_after_the_retry_not_each_tick():
     # The link is down from power-on: ticked every 2 ms for 10 s, the table builds a request
     # about once a second (each refused one counts as lost), never waits on a reply, and asks

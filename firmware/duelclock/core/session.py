@@ -73,6 +73,9 @@ _EVENTS_BYTES = const(800)      # their canonical JSON, commas counted: with the
 _READ_BYTES = const(1024)       # journal bytes one step reads, at most (a long line: to
                                 # its end): 12 LP entries are ~700
 _MAKE_EVENTS = const(6)         # events one step writes as canonical JSON, at most
+_READY_SEQS = const(16)         # a record line the link refused goes as built while at most
+                                # this many seqs went out after it (the desk takes a report
+                                # up to wire.REPORT_WINDOW, 32, late); else it is built again
 _RESEND_MS = const(10000)       # unacknowledged record: sent again after this long
 _LINGER_MS = const(2000)        # an event waits this long for others to share its record
 # Change every ms, or with every line an attacker sends: not a "change", sent every _STATE_MS.
@@ -491,7 +494,8 @@ class Session:
     # `at` (index, pos), the event and journal place of lines[0], or after the last line
     # looked at; `read_end`, where the last read stopped; `dry` (events journalled, pos):
     # the journal's end as the last read found it (None: that read did not reach it);
-    # `ready`, the message built that the link refused, sent as it is at the next step.
+    # `ready`, the message built that the link refused, sent as it is at the next step
+    # while the desk still takes its seq (`ready_seq`).
 
     def _drop_batch(self):
         """Forget the batch in the making and the lines read (`sent` moved, a new match):
@@ -508,6 +512,7 @@ class Session:
         self.piece_bytes = 0
         self.full = False
         self.ready = None
+        self.ready_seq = 0
 
     def _forget_marks(self):
         """`acked` or `sent` moved: keep the last mark at or before acked and those after it
@@ -596,8 +601,11 @@ class Session:
             return
         self.full = True
         line = self.ready
+        if line is not None and self.enc.seq - self.ready_seq > _READY_SEQS:
+            line = None                         # the desk would drop it as late: a new seq
         fields = {"round": round_no, "first": self.sent, "total": self.total}
         while line is None:
+            self.ready_seq = self.enc.seq
             try:
                 line = self.enc.build("record", fields, events=pieces)
             except ValueError:
