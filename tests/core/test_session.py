@@ -306,6 +306,73 @@ def test_a_full_journal_keeps_the_match_going_in_ram_and_tells_the_desk():
     assert journal.collected == []                # not all of it is on flash
 
 
+def _by_index(desk):
+    """The record events the desk got, by index; an index sent twice must be the same."""
+    got = {}
+    for m in desk.got:
+        if m["k"] == "record":
+            for i, ev in enumerate(m["events"]):
+                assert got.setdefault(m["first"] + i, ev) == ev, (m["first"] + i, ev)
+    return [got[i] for i in range(len(got))] if sorted(got) == list(range(len(got))) else got
+
+
+def _lp_match(n):
+    """A duel_start and n - 1 lp entries (after round_start)."""
+    return [{"t": 1000, "ev": "duel_start", "first": "A"}] + [
+        {"t": 1000 + 1000 * i, "ev": "lp", "B": -10 - i % 7, "by": "A"} for i in range(1, n)]
+
+
+def test_events_held_in_ram_go_out_in_steps_and_once_when_the_journal_takes_them():
+    # The journal full after round_start and two events: the rest are held in RAM and go
+    # in the record messages' steps, at most _MAKE_EVENTS (6) a step. Mid-message the
+    # journal has room again and the next event writes them all: the lines then read are
+    # those the message already holds, none is sent twice.
+    journal = ListJournal(room=3)
+    s, link = table(journal)
+    desk = Desk()
+    now = synced(s, link, desk)
+    s.feed(desk.cmd("round", ROUND), now)
+    match = _lp_match(21)
+    for ev in match[:-1]:
+        assert s.ui.record(ev)
+    assert len(s.unsaved) == 18 and s.journal_full
+    for _ in range(3):                              # read 3 lines, write them, 6 from RAM
+        now += 20
+        s.tick(now)
+    assert len(s.pieces) == 9 and s.sent == 0
+    journal.room = None
+    assert s.ui.record(match[-1]) and s.unsaved == [] and not s.journal_full
+    now = steps(s, now + 20, 3)
+    now = steps(s, now + LINGER_MS)                 # the last 10 wait for company
+    desk.take(link)
+    assert _by_index(desk)[1:] == match and s.sent == s.total == 22
+    assert [len(m["events"]) for m in desk.got if m["k"] == "record"] == [12, 10]
+
+
+def test_events_held_in_ram_all_go_out_a_step_at_a_time():
+    journal = ListJournal(room=1)                   # round_start only: the rest in RAM
+    s, link = table(journal)
+    desk = Desk()
+    now = synced(s, link, desk)
+    s.feed(desk.cmd("round", ROUND), now)
+    match = _lp_match(2 * RECORD_BATCH + 3)
+    for ev in match:
+        assert s.ui.record(ev)
+    assert len(s.unsaved) == len(match)
+    made = []
+    for _ in range(20):
+        before = len(s.pieces)
+        now += 20
+        s.tick(now)
+        made.append(len(s.pieces) - before if len(s.pieces) >= before else 0)
+    assert max(made) <= 6                           # _MAKE_EVENTS a step
+    desk.take(link)
+    assert _by_index(desk)[1:] == match[:2 * RECORD_BATCH - 1]     # the last 4 linger
+    now = steps(s, now + LINGER_MS)
+    desk.take(link)
+    assert _by_index(desk)[1:] == match and s.sent == s.total
+
+
 def test_a_failing_journal_confirms_nothing():
     class Failing(ListJournal):
         def append(self, ev):

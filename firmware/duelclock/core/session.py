@@ -535,9 +535,11 @@ class Session:
             self.marks.append((index, pos))
 
     def _take(self, piece):
-        """Add an event's canonical JSON to the batch: False, the batch full, when it does
-        not fit in _EVENTS_BYTES; the batch is full too once it holds _RECORD_BATCH."""
-        if self.pieces and self.piece_bytes + len(piece) > _EVENTS_BYTES:
+        """Add an event's canonical JSON to the batch: False, the batch full, when it holds
+        _RECORD_BATCH or the piece does not fit in _EVENTS_BYTES; full as soon as it holds
+        _RECORD_BATCH."""
+        if len(self.pieces) == _RECORD_BATCH or \
+                self.pieces and self.piece_bytes + len(piece) > _EVENTS_BYTES:
             self.full = True
             return False
         self.pieces.append(piece)
