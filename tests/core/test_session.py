@@ -322,6 +322,32 @@ def _lp_match(n):
         {"t": 1000 + 1000 * i, "ev": "lp", "B": -10 - i % 7, "by": "A"} for i in range(1, n)]
 
 
+def test_each_record_message_reads_only_its_own_lines():
+    # Messages read the journal on from where the last one stopped: each line once, never
+    # the match again from its start; a resend reads from the last message start at or
+    # before `acked`, not from the start either.
+    journal = ListJournal()
+    s, link = table(journal)
+    desk = Desk()
+    now = synced(s, link, desk)
+    s.feed(desk.cmd("round", ROUND), now)
+    match = _lp_match(5 * RECORD_BATCH - 1)
+    for ev in match:
+        assert s.ui.record(ev)
+    total = s.total
+    now = steps(s, now + 20, 30)
+    desk.take(link)
+    assert _by_index(desk)[1:] == match and s.sent == total
+    assert journal.reads == total                   # each line handed out once
+    s.feed(desk.cmd("ack", {"round": 2, "events": 30, "stored": True}), now)
+    journal.reads = 0
+    desk.got = []
+    now = steps(s, now + RESEND_MS + 1, 30)        # no more acks: the rest again
+    desk.take(link)
+    assert [m["first"] for m in desk.got if m["k"] == "record"][0] == 30
+    assert total - 30 <= journal.reads < total - 30 + RECORD_BATCH
+
+
 def test_events_held_in_ram_go_out_in_steps_and_once_when_the_journal_takes_them():
     # The journal full after round_start and two events: the rest are held in RAM and go
     # in the record messages' steps, at most _MAKE_EVENTS (6) a step. Mid-message the
