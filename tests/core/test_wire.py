@@ -381,3 +381,30 @@ def test_the_encoder_refuses_what_the_receiver_would_drop():
     desk.seq = wire.SEQ_BOOT - 1
     assert desk.build("resume", {"at_ms": 1}, tbl=3)
     assert raises(lambda: desk.build("resume", {"at_ms": 1}, tbl=3))          # next boot, please
+
+
+def test_a_record_of_ready_event_bytes_is_the_record_of_its_events():
+    # A table's record message may carry its events as canonical JSON made before
+    # (event_bytes, or jsonio.canonical_flat of journal lines): the line, seq and all, is
+    # byte for byte the one built from the event dicts, and the desk takes it.
+    from duelclock.core.jsonio import canonical_flat, dumps_event
+    events = [dict(ROUND, t=0, ev="round_start", names={"A": "Kim", "B": "Lee"}),
+              {"t": 91000, "ev": "lp", "B": -1200, "cost": True, "by": "A"},
+              {"t": 95000, "ev": "penalty", "p": "B", "kind": "warning", "code": "slow_play",
+               "judge": "J\u00fcrgen \"JJ\""}]
+    fields = {"round": 2, "first": 7, "total": 10}
+    ready = [wire.event_bytes(ev) for ev in events]
+    flat = [canonical_flat(dumps_event(ev).encode(), 16, wire.MAX_STR) for ev in events]
+    assert flat[0] is None and flat[2] is None and flat[1] == ready[1]
+    for evs in (ready, [ready[0], flat[1], ready[2]], []):
+        a, b = Encoder(tk(3), 5, tbl=3), Encoder(tk(3), 5, tbl=3)
+        n = len(evs)
+        line = b.build("record", fields, events=evs)
+        assert line == a.build("record", dict(fields, events=events[:n] if n else []))
+        assert Decoder(KEY).feed(line)[0]["events"] == (events if n else [])
+    table = Encoder(tk(3), 0, tbl=3)
+    assert raises(lambda: wire.event_bytes({"t": 1, "ev": "x", "n": [1]}))  # not flat
+    assert raises(lambda: table.build("record", dict(fields, events=[]), events=ready))
+    assert raises(lambda: table.build("record", fields, events=[ready[1]] * 65))
+    assert raises(lambda: table.build("record", fields, events=[ready[1]] * 40))  # > 1024
+    assert table.seq == 0
