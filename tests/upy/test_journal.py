@@ -237,6 +237,124 @@ def test_flipped_newline_and_damaged_crc_are_skipped():
         fs.close()
 
 
+# --- read from a kept place (the session's record messages) -------------------------------
+
+def _read_all(j, mid, pos, max_bytes):
+    """Journal.read on from `pos` until at_end: [(line, end)], each read's pos checked."""
+    out = []
+    for _ in range(1000):
+        got, pos_after, at_end = j.read(mid, pos, max_bytes)
+        assert pos_after >= pos and (got == [] or got[-1][1] <= pos_after)
+        out += got
+        if at_end:
+            return out, pos_after
+        assert pos_after > pos or got                   # always on
+        pos = pos_after
+    raise AssertionError("read never reached the end")
+
+
+def test_read_goes_on_from_the_place_it_returned():
+    fs = _FS()
+    try:
+        j = Journal(fs.root)
+        mid = _record(j, EVENTS[:30])
+        got, pos, at_end = j.read(mid, 0, 300)
+        assert got and not at_end and sum(len(l) + 10 for l, _ in got) <= 300
+        assert [l for l, _ in got] == LINES[:len(got)]
+        assert [e for _, e in got] == [_record_offset(k + 1) for k in range(len(got))]
+        assert pos == got[-1][1]
+        rest, end = _read_all(j, mid, pos, 300)
+        assert [l for l, _ in got + rest] == LINES[:30] and end == _record_offset(30)
+        assert j.read(mid, end, 300) == ([], end, True)           # nothing more
+        got, _, _ = j.read(mid, _record_offset(7), 16)            # a line longer: whole
+        assert got[0] == (LINES[7], _record_offset(8))
+    finally:
+        fs.close()
+
+
+def test_read_passes_over_damaged_and_torn_lines():
+    fs = _FS()
+    try:
+        j = Journal(fs.root)
+        mid = _record(j, EVENTS[:30])
+        _patch(j._file(mid), _record_offset(12) + 8, bytes([LINES[12][8] ^ 0x04]))
+        _append_raw(j._file(mid), LINES[30][:17])                # an append cut short
+        got, end = _read_all(Journal(fs.root), mid, 0, 256)
+        assert [l for l, _ in got] == LINES[:12] + LINES[13:30]
+        assert end == _record_offset(30)                         # before the torn bytes
+        j = fs.reboot()
+        _recover(j)
+        j.append(EVENTS[30])                                     # seals the torn line
+        got, end = _read_all(j, mid, _record_offset(29), 256)
+        assert [l for l, _ in got] == [LINES[29], LINES[30]]
+    finally:
+        fs.close()
+
+
+class _Files:
+    def __init__(self):
+        self.d = {}
+
+    def read(self, name, number):
+        return None
+
+    def text(self, name):
+        return self.d.get(name)
+
+    def write(self, name, text):
+        self.d[name] = text
+
+
+def test_a_session_after_a_power_cut_and_a_damaged_line_sends_every_event_it_recovered():
+    # The table's session on the real journal: a line damaged in the middle, an append
+    # cut short by a power cut, then the table boots and plays on. Its record messages,
+    # made in steps from the journal's lines, carry every event it recovered and every
+    # later one, each at the index the table counts (a desk replaying them gets its match).
+    from duelclock.core.clock import SERIAL_BUDGET_MS
+    from duelclock.core.session import Session
+    from duelclock.core.sign import table_key
+    from duelclock.core.wire import Decoder
+    import json
+    key = b"a session's test key"
+    fs = _FS()
+    try:
+        j = Journal(fs.root)
+        mid = _record(j, EVENTS[:60])
+        _patch(j._file(mid), _record_offset(25) + 8, bytes([LINES[25][8] ^ 0x04]))
+        _append_raw(j._file(mid), LINES[60][:20])               # the power goes
+        sent = []
+        s = Session(table_key(key, 1), 1, 2, fs.reboot(), _Files(),
+                    lambda line, kind: sent.append(line) or True, SERIAL_BUDGET_MS, None,
+                    "en")
+        assert s.total == 59 and s.ui.match.round_no == 3
+        for ev in EVENTS[61:90]:                                # it plays on
+            s.save(ev)
+        expect = LINES[:25] + LINES[26:60] + LINES[61:90]
+        now = 0
+        for _ in range(200):
+            now += 20
+            s.tick(now)
+            if s.sent == s.total:
+                break
+        now += 2000                                             # the last ones lingered
+        for _ in range(10):
+            now += 20
+            s.tick(now)
+        assert s.sent == s.total == len(expect)
+        desk = Decoder(key)
+        got = {}
+        for line in sent:
+            for m in desk.feed(line):
+                if m["k"] == "record":
+                    for i, ev in enumerate(m["events"]):
+                        got[m["first"] + i] = ev
+                    assert m["total"] <= len(expect)
+        assert sum(desk.drops.values()) == 0
+        assert [got[i] for i in range(len(got))] == [json.loads(l) for l in expect]
+    finally:
+        fs.close()
+
+
 # --- the index, collection, rotation ---------------------------------------------------
 
 def test_index_and_collected_marks():
