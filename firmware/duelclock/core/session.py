@@ -20,10 +20,11 @@
 #   | the desk holds | sent, no ack | not sent yet |
 #
 #   save(ev)          total + 1; a round_start begins a new match: everything 0
-#   tick, sent<total  a record message of up to _RECORD_BATCH events from `sent`, once the
-#                     oldest unsent one has waited _LINGER_MS (a burst of entries is one
+#   tick, sent<total  a record message of up to _RECORD_BATCH events from `sent`, begun once
+#                     the oldest unsent one has waited _LINGER_MS (a burst of entries is one
 #                     message, and a round start's 2,000 records do not crowd its 2,000
-#                     states), at once when a batch is full or the match is over
+#                     states), at once when a batch is full or the match is over; made in
+#                     steps, one a tick (_send_record), it goes a few ticks later
 #   tick, over        once sent == total: the result; again every _RESEND_MS until the
 #                     final ack
 #   _RESEND_MS after the last record without an ack: sent = acked (no lingering), the
@@ -42,8 +43,10 @@
 #
 # What it is given (duck-typed):
 #   journal  start_match(round_start) -> id, append(ev): raise JournalFull (core/record.py)
-#            when the flash is full, another OSError when it fails; export(id) -> the
-#            match's JSON lines; mark_collected(id); recover(on_line) -> .match_id, .dropped
+#            when the flash is full, another OSError when it fails; read(id, pos,
+#            max_bytes) -> ([(line, end)], pos_after, at_end), the match's good lines from
+#            byte pos on (journal.py); mark_collected(id); recover(on_line) -> .match_id,
+#            .dropped
 #   files    read(name, number) -> [numbers] or None; text(name) -> str or None;
 #            write(name, text), never raising: "seen" (the desk's last command seq), "drift"
 #            (the settled ppm, once a boot), "pinlock" and "settings" (below)
