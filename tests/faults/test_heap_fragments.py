@@ -19,3 +19,4 @@ def test_a_record_batch_is_signed_in_a_heap_of_1_kb_holes():
     assert got["fragmented"], got                   # no 2 KB block: the case is real
     assert got["line_bytes"] < 1024, got
     assert got["built"] == "built", got
+    assert got["built_ready"] == "built", got      # from the events' canonical JSON
