@@ -41,9 +41,11 @@ class PaddedKey(sign.Key):
         self._inner_h = hashlib.sha256(self._inner)
         self._outer_h = hashlib.sha256(self._outer)
 
-    def mac(self, data):
+    def mac(self, data, more=None):
         inner = self._inner_h.copy()
         inner.update(data)
+        if more:
+            inner.update(more)
         outer = self._outer_h.copy()
         outer.update(inner.digest())
         return outer.digest()

@@ -22,9 +22,12 @@ class Key:
         self._inner = bytes(b ^ 0x36 for b in key)
         self._outer = bytes(b ^ 0x5C for b in key)
 
-    def mac(self, data):
+    def mac(self, data, more=None):
+        """The HMAC of data, then `more` after it (bytes, or None)."""
         h = sha256(self._inner)
         h.update(data)
+        if more:
+            h.update(more)
         h2 = sha256(self._outer)
         h2.update(h.digest())
         return h2.digest()
