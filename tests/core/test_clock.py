@@ -241,7 +241,11 @@ def test_five_minutes_without_a_link_run_on_the_drift():
         sim.run(35 * 60000, link=False, check=check)
         assert seen[-1] >= 299000                             # age shows the loss
         assert sim.c.error_ms(sim.local(sim.t)) > err0        # and so does the estimate
-        assert 300 / 3 <= sim.exchanges - before <= 300 / 2 + 1   # asked every RETRY_MS meanwhile
+        # Asked again meanwhile, backing off: RETRY_MS doubled per lost request, up to
+        # MAX_PERIOD_MS (a desk or broker gone is not asked every 2 s by every table).
+        asked = sim.exchanges - before
+        settled_s = clock.MAX_PERIOD_MS / 1000
+        assert 300 / settled_s <= asked <= 300 / settled_s + clock.BACKOFF_SHIFTS + 1, asked
         assert abs(sim.error_ms()) <= budget / 2
         sim.run(36 * 60000)                                   # the link is back
         assert sim.c.age_ms(sim.local(sim.t)) < 60000 and abs(sim.error_ms()) <= e0 + 2
@@ -421,3 +425,160 @@ def test_desk_time_kept_between_reads_equals_the_model_rounded():
                 reads[1] += kept
     sim.run(20 * 60000, check=check)
     assert reads[0] > 20 * 60 * 200 and reads[1] > reads[0] // 2
+
+
+def test_the_first_request_waits_a_spread_drawn_from_the_seed():
+    assert Clock().next_exchange_in_ms(5) == 0                   # no seed: at once
+    spreads = [Clock(seed=tbl * 65536 + 1).spread_ms for tbl in range(1, 201)]
+    assert all(0 <= s < clock.START_SPREAD_MS for s in spreads), spreads
+    # 200 tables switched on together: every tenth of the spread has some of them (the
+    # same boot count, consecutive numbers), no instant has many
+    tenths = [0] * 10
+    for s in spreads:
+        tenths[s * 10 // clock.START_SPREAD_MS] += 1
+    assert min(tenths) >= 10 and max(tenths) <= 30, tenths
+    assert Clock(seed=7 * 65536 + 1).spread_ms != Clock(seed=7 * 65536 + 2).spread_ms
+    c = Clock(seed=2 * 65536 + 1)
+    wait = c.spread_ms
+    assert wait > 20
+    # counted from the first look, not from each look
+    assert c.next_exchange_in_ms(1000) == wait
+    assert c.next_exchange_in_ms(1010) == wait - 10
+    assert c.next_exchange_in_ms(1000 + wait) == 0
+    # a new link (no reply came): the spread again, from the first look after it
+    c.sent(None)
+    assert c.next_exchange_in_ms(5000) == wait
+    # at scale, the spread is in the board's faster ms (a real wait)
+    assert Clock(seed=2 * 65536 + 1, scale=40).spread_ms // 40 in (wait - 1, wait)
+
+
+def test_desk_time_about_a_second_after_power_on_with_the_spread():
+    # The tables that wait longest: desk time within a second of power-on on a USB link
+    for tbl in range(1, 101):
+        c = Clock(SERIAL_BUDGET_MS, seed=tbl * 65536 + 1)
+        local = 0
+        while not c.synced:
+            local += c.next_exchange_in_ms(local)
+            c.sent(local)
+            c.sample(local, local + 5001, local + 5001, local + 2)
+            local += 2
+        assert local <= 1000, (tbl, local)
+
+
+def _young(clock_, desk_wait_ms, until_ms, leg_ms=20):
+    """Exchanges of `clock_` until local ms `until_ms` against a desk that answers each
+    request `desk_wait_ms` after it came (desk = local + 4000); the gaps between requests."""
+    local = 0
+    gaps = []
+    while True:
+        wait = clock_.next_exchange_in_ms(local)
+        if local + wait > until_ms:
+            return gaps
+        local += wait
+        gaps.append(wait)
+        clock_.sent(local)
+        t2 = local + leg_ms + 4000
+        t3 = t2 + desk_wait_ms
+        local = t3 - 4000 + leg_ms
+        clock_.sample(local - 2 * leg_ms - desk_wait_ms, t2, t3, local)
+
+
+def test_a_desk_behind_on_its_queue_is_asked_less_and_the_time_stays_good():
+    # 2,000 tables in their first minute ask ~1,600 times a second; a desk (or broker) that
+    # falls behind answers each after a wait. Its stamps keep the wait out of the legs, so
+    # the time is as good; but the tables back off and ask less, so it catches up.
+    prompt = _young(Clock(WIFI_BUDGET_MS), 1, 60000)
+    behind = Clock(WIFI_BUDGET_MS)
+    slow = _young(behind, 700, 60000)
+    assert len(prompt) >= 45 and len(slow) * 2 <= len(prompt), (len(prompt), len(slow))
+    assert behind.synced and abs(behind.offset_ms(60000) - 4000) <= 1
+    # The desk answers promptly again: each prompt reply halves the back-off, and the
+    # schedule is the young one again after BACKOFF_SHIFTS replies.
+    local = 60000
+    gaps = []
+    for i in range(clock.BACKOFF_SHIFTS + 2):
+        wait = behind.next_exchange_in_ms(local)
+        gaps.append(wait)
+        local += wait
+        behind.sent(local)
+        behind.sample(local, local + 4020, local + 4021, local + 41)
+        local += 41
+    # (the rest of the 8-s period it was waiting, then) 17 to 21 exchanges: the 1-s period
+    assert len(slow) == clock.BURST + 1
+    young = 2 * clock.BURST_PERIOD_MS
+    assert gaps[1:] == [4 * young, 2 * young, young, young], gaps
+
+
+def test_late_replies_back_off_and_prompt_ones_end_it():
+    # In sync (17 exchanges: the 1-s period), then replies 400 ms after their requests
+    # (over LATE_MS): each doubles the period, up to BACKOFF_SHIFTS doublings.
+    c, local = in_sync_clock(4000)
+    gaps = []
+    for i in range(5):
+        wait = c.next_exchange_in_ms(local)
+        gaps.append(wait)
+        local += wait
+        c.sent(local)
+        c.sample(local, local + 4010, local + 4390, local + 400)
+        local += 400
+    assert gaps == [0, 2000, 4000, 8000, 8000], gaps
+    # Prompt replies: the period halves at each, back to 1 s
+    gaps = []
+    for i in range(5):
+        wait = c.next_exchange_in_ms(local)
+        gaps.append(wait)
+        local += wait
+        c.sent(local)
+        c.sample(local, local + 4001, local + 4001, local + 2)
+        local += 2
+    assert gaps == [8000, 4000, 2000, 1000, 1000], gaps
+
+
+def test_lost_requests_back_off_to_the_settled_period_and_a_new_link_ends_it():
+    c, local = in_sync_clock(4000)
+    gaps = []
+    for i in range(6):
+        wait = c.next_exchange_in_ms(local)
+        gaps.append(wait)
+        local += wait
+        c.sent(local)                                    # never answered
+    # The 1-s period, then each loss doubles the wait: the retry stays past MAX_DELAY_MS
+    # (a reply may take that long) and goes no further than BACKOFF_SHIFTS doublings.
+    assert gaps == [0, 1000, 2000, 4000, 8000, 8000], gaps
+    # The settled period is backed off no further than MAX_PERIOD_MS
+    s, local = in_sync_clock(4000, count=6 * clock.BURST)
+    waits = []
+    for i in range(6):
+        local += s.next_exchange_in_ms(local)
+        s.sent(local)
+        waits.append(s.next_exchange_in_ms(local))
+    assert waits[:2] == [clock.RETRY_MS, 2 * clock.RETRY_MS], waits
+    assert waits[3:] == [clock.MAX_PERIOD_MS] * 3, waits
+    # A new link: no back-off (the losses were the old link's)
+    c.sent(None)
+    assert c.next_exchange_in_ms(local) == 0
+    c.sent(local)
+    c.sample(local, local + 4001, local + 4001, local + 2)
+    assert c.next_exchange_in_ms(local + 2) == 1000
+
+
+def test_a_late_reply_asks_no_sooner_for_the_error():
+    # Legs so uneven (1 to 140 ms each way, on a USB budget) that the error would pass half
+    # the budget before the period ends: with prompt replies the clock asks sooner
+    # (BURST_PERIOD_MS); with the same legs and a desk 400 ms behind it waits its
+    # backed-off period.
+    for desk_wait, low, high in ((0, clock.BURST_PERIOD_MS, clock.BURST_PERIOD_MS),
+                                 (400, 8 * clock.BURST_PERIOD_MS, clock.MAX_PERIOD_MS)):
+        c, local = Clock(SERIAL_BUDGET_MS), 0
+        rng = Lcg(5)
+        for i in range(2 * clock.BURST):
+            local += c.next_exchange_in_ms(local)
+            c.sent(local)
+            out, back = rng.uniform(1, 140), rng.uniform(1, 140)
+            t2 = local + 4000 + int(out)
+            t4 = local + int(out + back) + desk_wait
+            assert c.sample(local, t2, t2 + desk_wait, t4) is None
+            local = t4
+        assert c.error_ms(local + clock.BURST_PERIOD_MS) > SERIAL_BUDGET_MS / 2
+        wait = c.next_exchange_in_ms(local)
+        assert low <= wait <= high, (desk_wait, wait)

@@ -48,6 +48,14 @@
 # less a varying part of up to a quarter: 64 exchanges in the first two minutes, 80 in four,
 # then one every 10.5 to 14 s (13.8 messages a minute with the replies over 30 minutes, of
 # the 15 allowed). The young drift is what limits the first minutes: more exchanges then.
+# The first request of a clock that never synced waits a part of START_SPREAD_MS drawn from
+# the seed the app gives (a table's number and boot): tables switched on together, or
+# linked together when the broker comes up, do not ask in the same instant.
+# Back-off: a reply over LATE_MS after its request, or a request left unanswered, says the
+# desk or the network is behind: each one doubles the periods and the retry (up to
+# BACKOFF_SHIFTS doublings, none past MAX_PERIOD_MS) and the clock asks no sooner for its
+# error; each prompt reply halves them again. A desk behind on its queue is asked less, not
+# more, and catches up. A new link starts without back-off.
 SERIAL_BUDGET_MS = 5
 WIFI_BUDGET_MS = 20
 KEEP = 64                 # exchanges kept, newest last
@@ -77,6 +85,10 @@ FULL_EVERY = 16           # exchanges between two sums of the moments from the s
 _FIT = FIT_PPM * 1e-6
 _FLOOR = FLOOR_PPM * 1e-6
 _K_SHIFT = 20             # the band's slopes as ints: K / 2^_K_SHIFT us per doubled ms
+START_SPREAD_MS = 200     # a never-synced clock's first request waits up to this (its seed)
+LATE_MS = 300             # a reply that came over this long after its request is late: back
+                          # off (a Wi-Fi packet held 200 ms is not)
+BACKOFF_SHIFTS = 3        # doublings of the periods and the retry at most while backing off
 
 
 class Clock:
@@ -88,15 +100,29 @@ class Clock:
     then desk time (None before FIRST exchanges); age_ms and error_ms say how much to trust
     it.
     `drift_ppm`: the drift (desk - local slope, ppm) kept from an earlier boot, or None.
-    budget_ms, max_delay_ms (MAX_DELAY_MS) and retry_ms (RETRY_MS) are in local ms."""
+    `seed`: an int that differs between tables and boots (the app's table number and boot),
+    from which the first request's wait is drawn; None: no wait (0).
+    budget_ms, max_delay_ms (MAX_DELAY_MS), retry_ms (RETRY_MS), late_ms (LATE_MS) and
+    spread_ms (the first request's wait) are in local ms."""
 
-    def __init__(self, budget_ms=SERIAL_BUDGET_MS, jump_ms=None, drift_ppm=None, scale=1):
+    def __init__(self, budget_ms=SERIAL_BUDGET_MS, jump_ms=None, drift_ppm=None, scale=1,
+                 seed=None):
         # scale: local ms per real ms (a simulated board's faster clock, its LOCAL_PER_REAL):
-        # what is about the link's real delays (the budget, the longest delay, the retry)
-        # is that many local ms, so a simulated table syncs as a board on the same link.
+        # what is about the link's real delays (the budget, the longest delay, the retry,
+        # a late reply, the first request's wait, the longest back-off) is that many local
+        # ms, so a simulated table syncs as a board on the same link.
         budget_ms *= scale
         self.max_delay_ms = MAX_DELAY_MS * scale
         self.retry_ms = RETRY_MS * scale
+        self.late_ms = LATE_MS * scale
+        # A multiplicative hash of the seed (Knuth's), so tables numbered 1, 2, 3 ... wait
+        # for parts of the spread far apart; computed once (a big int on a board).
+        self.spread_ms = 0 if seed is None else \
+            int((seed * 2654435761 & 0xFFFFFFFF) * START_SPREAD_MS // 4294967296 * scale)
+        self._backoff_max_ms = MAX_PERIOD_MS * scale
+        self._backoff = 0         # doublings of the periods and the retry now (back-off)
+        self._wait_from = None    # local ms of the first look at a first request (spread_ms
+                                  # counts from it), None: not looked at since the last link
         self.budget_ms = budget_ms
         self.jump_ms = budget_ms if jump_ms is None else jump_ms
         self._samples = []        # (t1 + t4 ms, t2 - t1 us, t3 - t4 us) less _base: ints,
@@ -147,8 +173,20 @@ class Clock:
 
     def sent(self, local_ms):
         """A sync request left with t1 = local_ms (or was refused by the link then: it counts
-        as lost); None: none is out (a new link, where an old request's reply is lost)."""
+        as lost); None: none is out (a new link, where an old request's reply is lost): the
+        back-off ends, and a clock never synced waits its spread_ms again. A request sent
+        while the last one is unanswered (lost, refused, or its reply refused as too late)
+        backs off."""
+        if local_ms is None:
+            self._backoff = 0
+            self._wait_from = None
+        elif self._out():
+            self._backoff = min(BACKOFF_SHIFTS, self._backoff + 1)
         self._sent = local_ms
+
+    def _out(self):
+        # A request left after the last exchange taken, unanswered (or its reply refused).
+        return self._sent is not None and (self._last is None or self._sent > self._last)
 
     def sample(self, t1, t2, t3, t4, us=None):
         """Take one exchange (local t1, t4; desk t2, t3: int ms). `us`: (u1, u2, u3, u4), the
@@ -164,6 +202,12 @@ class Clock:
         delay = ((t4 - t1) - (t3 - t2)) * 1000 - out - back          # us
         if delay < MIN_DELAY_MS * 1000 or delay > self.max_delay_ms * 1000:
             return "delay"
+        if t4 - t1 > self.late_ms:
+            # The round trip, not the delay: a desk behind on its queue stamps t2 on arrival
+            # and t3 when it answers, so its wait is in neither leg.
+            self._backoff = min(BACKOFF_SHIFTS, self._backoff + 1)
+        elif self._backoff:
+            self._backoff -= 1
         if self._base is None:
             self._base = (t1 + t4, t2 - t1)
         bx, by = self._base
@@ -382,7 +426,10 @@ class Clock:
         request left after the last exchange and unanswered is asked again RETRY_MS after it
         left, or the period if shorter, but not before MAX_DELAY_MS: a new request makes the
         reply to the old one worthless, and a slow link (a held packet, a desk behind) must
-        still get its answers in."""
+        still get its answers in. A clock that never synced sends its first request
+        spread_ms after its first look since the last link came up. While backing off, the
+        period and the retry are doubled that many times (never past MAX_PERIOD_MS, or their
+        own length if longer), and nothing comes sooner."""
         first = self._count < FIRST
         period = FIRST_PERIOD_MS if first else BURST_PERIOD_MS << min(SHIFTS,
                                                                       self._count // BURST)
@@ -391,13 +438,22 @@ class Clock:
             # number of ms would meet the desk's ms at the same phase every time, and 1-ms
             # stamps would never average out.
             period = MAX_PERIOD_MS - self._count * 7919 % (MAX_PERIOD_MS // 4)
+        retry = self.retry_ms
+        backoff = self._backoff
+        if backoff:
+            period = min(period << backoff, max(period, self._backoff_max_ms))
+            retry = min(retry * (1 << backoff), max(retry, self._backoff_max_ms))
         due = local_ms
         if self._last is not None:
             due = self._last + period
-            if not first:
+            if not first and not backoff:
                 spare = self.budget_ms / 2 - self._noise
                 reach = self._ref + int(spare / self._drift_err) if spare > 0 else self._last
                 due = max(min(due, reach), self._last + BURST_PERIOD_MS)
-        if self._sent is not None and (self._last is None or self._sent > self._last):
-            due = max(due, self._sent + min(max(period, self.max_delay_ms), self.retry_ms))
+        elif self._sent is None:
+            if self._wait_from is None:
+                self._wait_from = local_ms
+            due = self._wait_from + self.spread_ms
+        if self._out():
+            due = max(due, self._sent + min(max(period, self.max_delay_ms), retry))
         return max(0, due - local_ms)

@@ -89,11 +89,12 @@ class Session:
     """One table's side of docs/protocol.md. `key`: the table's own key (table_key), `boot`:
     its boot counter (seqs stay above every earlier boot's), `budget_ms`: the Clock's,
     `pins` and `lang`: the Ui's (the judges' PIN hashes, the first language), `scale`:
-    the Clock's (a simulated board's local ms per real ms); journal, files, send and ticks
-    as above."""
+    the Clock's (a simulated board's local ms per real ms), `sync_seed`: the Clock's seed
+    (the spread of its first sync request; None: asked at once); journal, files, send and
+    ticks as above."""
 
     def __init__(self, key, tbl, boot, journal, files, send, budget_ms, pins, lang,
-                 ticks=None, scale=1):
+                 ticks=None, scale=1, sync_seed=None):
         self.journal = journal
         self.files = files
         self.send = send
@@ -102,7 +103,8 @@ class Session:
         seen = files.read("seen", int)
         self.dec = Decoder(key, tbl, seen={0: seen[0]} if seen else None)
         drift = files.read("drift", float)
-        self.clock = Clock(budget_ms, drift_ppm=drift[0] if drift else None, scale=scale)
+        self.clock = Clock(budget_ms, drift_ppm=drift[0] if drift else None, scale=scale,
+                           seed=sync_seed)
         self.drift_saved = False      # this boot's drift is on flash (one write a boot)
         self.ui = Ui(tbl, self.save, pins, lang)
         self.settings = {}            # what the table shows that is no match event
