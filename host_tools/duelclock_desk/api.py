@@ -1,7 +1,8 @@
 """`duelclock desk`: the long-running desk service.
 
-One asyncio loop owns the Desk (desk.py) and the store. Links receive in their own threads
-and hand lines over through a queue; the loop takes them in batches (one commit per batch).
+One asyncio loop owns the Desk (desk.py) and the store. Links receive in their own threads,
+answer sync requests there, and hand the other lines over through a queue; the loop takes
+them in batches (one commit per batch).
 A local HTTP JSON API (aiohttp) serves the CLI and the dashboard (dashboard.py: the pages,
 /api/room, /api/audit, /api/results, and the guard in front of every route):
 
@@ -73,11 +74,16 @@ class ThreadSink:
     """What links call from their threads: the lines and statuses go to the loop's queue.
     Receive times are stamped here, in the link's thread, the moment bytes arrive.
     The loop is woken once for what arrives while it is busy, not once per message (each
-    wake-up is a system call in the link's thread and a callback in the loop)."""
+    wake-up is a system call in the link's thread and a callback in the loop).
+    `desk`: sync requests are answered in the link's thread (Desk.answer_syncs), and the
+    loop is told only which tables they came from (Desk.heard_syncs): a young room's
+    sync requests, a thousand a second and more, neither wait behind nor hold up the
+    states, records and commands the loop works through."""
 
-    def __init__(self, now_ms, loop, queue):
+    def __init__(self, now_ms, loop, queue, desk=None):
         self.now_ms = now_ms
         self.stamp_ms = stamp_of(now_ms)
+        self._desk = desk
         self._loop, self._queue = loop, queue
         self._lock = threading.Lock()
         self._items = []              # arrived, not yet in the queue
@@ -101,7 +107,12 @@ class ThreadSink:
             self._queue.put_nowait(item)
 
     def lines(self, link, lines, rx_ms, retained=False):
-        self._put(("lines", link, lines, rx_ms, retained))
+        if self._desk is not None:
+            lines, heard = self._desk.answer_syncs(link, lines, rx_ms, retained)
+            if heard:
+                self._put(("heard_syncs", link, heard))
+        if lines:
+            self._put(("lines", link, lines, rx_ms, retained))
 
     def link_status(self, link, tbl, online):
         self._put(("link_status", link, tbl, online))
@@ -160,7 +171,7 @@ class Service:
             store.commit()
         self.desk = Desk(store, self.key, event, clock, links, self._changed, self.speed)
         queue = asyncio.Queue()
-        sink = ThreadSink(clock, asyncio.get_running_loop(), queue)
+        sink = ThreadSink(clock, asyncio.get_running_loop(), queue, self.desk)
         for link in links:
             link.start(sink)
         self._tasks = [asyncio.create_task(self._take(queue)), asyncio.create_task(self._tick())]

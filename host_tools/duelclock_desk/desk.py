@@ -13,12 +13,14 @@ Desk holds the state; its jobs are cut into modules:
   views.py         what status shows: a table's row and alerts, the event, one table
   desk_time.py     desk time (DeskClock) and the wall clock
 """
-from duelclock.core.wire import Decoder, DROPS
+import threading
+
+from duelclock.core.wire import DROPS
 
 from duelclock_desk import views
 from duelclock_desk.commands import Commands
 from duelclock_desk.desk_time import stamp_of
-from duelclock_desk.desk_wire import DeskEncoder
+from duelclock_desk.desk_wire import DeskDecoder, DeskEncoder
 from duelclock_desk.lateness import LinkHistory
 from duelclock_desk.protocol import Protocol
 
@@ -43,8 +45,10 @@ class Desk(Protocol, Commands):
         self.stamp_ms = stamp_of(now_ms)   # sync stamps: to the us where now_ms can
         self.links = list(links)
         self.on_change = on_change or (lambda kind, data: None)
+        self.wire_lock = threading.Lock()  # enc, dec and the drop counts: the links' threads
+                                           # answer sync requests (answer_syncs)
         self.enc = DeskEncoder(key, event["boot"])
-        self.dec = Decoder(key, seen=store.last_seqs())
+        self.dec = DeskDecoder(key, seen=store.last_seqs())
         self.route = {}            # tbl -> the link it was last heard on
         self.pushed = {}           # tbl -> desk ms of the last round push to it
         self.silent = set()

@@ -14,7 +14,7 @@ import hashlib
 import json
 
 from duelclock.core import sign
-from duelclock.core.wire import Encoder
+from duelclock.core.wire import Decoder, Encoder
 
 
 def canonical(msg):
@@ -57,3 +57,15 @@ class DeskEncoder(Encoder):
 
     _sign = staticmethod(signed_line)
     _key = PaddedKey
+
+
+class DeskDecoder(Decoder):
+    """wire.Decoder at the desk, which also says why it dropped the line it was last given:
+    `dropped`, a reason of wire.DROPS (None: the caller sets it before each line). The desk
+    counts each drop per link where the line is decoded, in the loop or a link's thread."""
+
+    dropped = None
+
+    def _drop(self, reason, key):
+        self.dropped = reason
+        return Decoder._drop(self, reason, key)

@@ -12,8 +12,10 @@ loop_write, loop_misc), for what paho's own loop_start() does not give:
            flight (a round start's 2,000 commands at once, not paho's default of 20), and go
            again, flagged DUP, after a reconnect. paho writes a publish at once from the
            caller's thread (a sync reply leaves when its t3 is stamped, not a thread switch
-           later); one lock keeps writes whole and in order, and what the socket did not
-           take is the network thread's, woken through a socket pair.
+           later), the network thread's too (a reply from on_message goes with the acks
+           held so far, not after the read); one lock keeps writes whole and in order, and
+           what the socket did not take is the network thread's, woken through a socket
+           pair.
   connect: TCP without Nagle (a sync reply must not wait behind the packet before it), TLS
            with `ca` (a CA file, or the system's: the broker's certificate must chain to it
            and name the host), a user and password. A refused CONNACK, a TLS or socket
@@ -206,8 +208,16 @@ class Session:
         self._client.subscribe(topics)
 
     def publish(self, topic, payload, qos=1):
-        """Send now, or as soon as the broker is back (QoS 1: until it acks)."""
-        self._client.publish(topic, payload, qos)
+        """Send now, or as soon as the broker is back (QoS 1: until it acks). From the
+        network thread too (a sync reply from on_message): written at once, with the acks
+        of the read so far, not held till the read is done (its t3 is stamped now)."""
+        c = self._client
+        held = getattr(c._held, "on", False)
+        c._held.on = False
+        try:
+            c.publish(topic, payload, qos)
+        finally:
+            c._held.on = held
 
     def publish_many(self, messages, qos=1):
         """[(topic, payload)], as many publish() calls in order, written at once."""

@@ -25,11 +25,15 @@ A table's report, once Decoder-checked (signed by that table, fresh seq):
             result until its final ack; the protocol has no request message)
   sync   -> answered at once: t2 = receipt (stamped by the link), t3 = send, re = its seq,
             and their us (t2u, t3u) if it asked (`us`); not answered once it waited in the
-            desk over clock.RETRY_MS (the table asked again)
+            desk over clock.RETRY_MS (the table asked again). A link with a thread of its own
+            has its sync requests answered in that thread (answer_syncs), so they never wait
+            behind states and records in the desk's loop, nor those behind them: the loop
+            is only told which tables were heard (heard_syncs)
 
 Every desk line is signed by the desk's Encoder (desk_wire.py; seq above every earlier
 boot's) with the key of the one table it is for, and goes on the link that table was last
-heard on.
+heard on. The Decoder, the Encoder and the drop counts are shared with the links' threads
+(answer_syncs): each use holds wire_lock.
 """
 import hashlib
 
@@ -51,33 +55,77 @@ def fingerprint(key):
     return hashlib.sha256(b"duelclock key fingerprint\0" + key).hexdigest()[:16]
 
 
+_SYNC = b'"k":"sync"'       # in every sync request (canonical JSON); a report that holds it
+                            # and is none is decoded all the same and goes on to the loop
+
+
 def _us_past(ms):
     """The whole us past the whole ms of a float desk ms."""
     return int((ms - int(ms)) * 1000)
 
 
 class Protocol:
-    """Uses of Desk: store, key, event, enc, dec, links, route, pushed, silent, drops,
-    link_drops, round, now_ms, speed, on_change, stored; in_round() and repush() (commands.py);
-    table_view()."""
+    """Uses of Desk: store, key, event, enc, dec (a DeskDecoder), wire_lock, links, route,
+    pushed, silent, drops, link_drops, round, now_ms, stamp_ms, speed, on_change, stored;
+    in_round() and repush() (commands.py); table_view()."""
 
     def lines(self, link, lines, rx_ms, retained=False):
         """Whole lines received on `link` at desk time rx_ms (int ms, or a float where the
         link stamps finer: sync replies give the us); `retained`: a broker's retained copy
         (an old state from before a restart is no attack: counted "stale")."""
-        before = dict(self.dec.drops)
         for line in lines:
-            msg = self.dec.take(line)
+            with self.wire_lock:
+                msg = self._decode(link, line, retained)
             if msg is not None:
                 self._take(link, msg, rx_ms)
+
+    def answer_syncs(self, link, lines, rx_ms, retained=False):
+        """From the thread of `link` (thread-safe), as the lines arrive: the sync requests
+        among them answered there and then, each on `link` (t2 = rx_ms). Returns (the lines
+        for lines(), in order; {tbl: rx_ms} of the tables whose requests were taken, for
+        heard_syncs()). A line dropped is counted here; a line that only looked like a sync
+        request goes on to lines() decoded ("taken" messages: (tbl, msg)). A request not
+        answered because this boot's seqs are spent (the loop takes the next boot, _build)
+        is as lost: the table asks again."""
+        rest, heard = [], {}
+        for line in lines:
+            if line is None or _SYNC not in line:
+                rest.append(line)
+                continue
+            with self.wire_lock:
+                msg = self._decode(link, line, retained)
+                if msg is None:
+                    continue
+                if msg["k"] != "sync":
+                    rest.append(msg)
+                    continue
+                reply = None if self._spent() else self._sync_reply(msg, rx_ms)
+            heard[msg["tbl"]] = rx_ms
+            if reply is not None:
+                link.send(reply, msg["tbl"], "sync")
+        return rest, heard
+
+    def heard_syncs(self, link, heard):
+        """{tbl: rx_ms} of sync requests answered by answer_syncs: the tables are heard
+        on `link` then, as by any message (route, last seen, link history)."""
+        for tbl, rx_ms in heard.items():
+            self._heard(link, tbl, int(rx_ms), None)
+
+    def _decode(self, link, line, retained):
+        # One line through the Decoder, a drop counted (for the link too, unless it is a
+        # retained replay: "stale"). Under wire_lock.
+        dec = self.dec
         per_link = self.link_drops.setdefault(link.url, dict.fromkeys(wire.DROPS, 0))
-        for reason, n in self.dec.drops.items():
-            n -= before[reason]
-            if n:
-                stale = retained and reason == "replay"
-                self.drops["stale" if stale else reason] += n
-                if not stale:
-                    per_link[reason] += n
+        if isinstance(line, dict):
+            return line                            # decoded by answer_syncs
+        dec.dropped = None
+        msg = dec.take(line)
+        if dec.dropped is not None:
+            stale = retained and dec.dropped == "replay"
+            self.drops["stale" if stale else dec.dropped] += 1
+            if not stale:
+                per_link[dec.dropped] += 1
+        return msg
 
     def link_status(self, link, tbl, online):
         """Link status: tbl None for the whole link (up or down), else one table (MQTT will)."""
@@ -92,11 +140,14 @@ class Protocol:
     def _take(self, link, msg, rx_ms):
         tbl, k = msg["tbl"], msg["k"]
         exact, rx_ms = rx_ms, int(rx_ms)
+        self._heard(link, tbl, rx_ms, None if k == "sync" else self.dec.last_seq(tbl))
+        getattr(self, "_on_" + k)(link, msg, exact if k == "sync" else rx_ms)
+
+    def _heard(self, link, tbl, rx_ms, last_seq):
         self.route[tbl] = link
-        self.store.seen(tbl, link.url, rx_ms, None if k == "sync" else self.dec.last_seq(tbl))
+        self.store.seen(tbl, link.url, rx_ms, last_seq)
         self.silent.discard(tbl)
         self.heard.heard(tbl, rx_ms)
-        getattr(self, "_on_" + k)(link, msg, exact if k == "sync" else rx_ms)
 
     def _on_sync(self, link, msg, rx_ms):
         if self.now_ms() - rx_ms > RETRY_MS * self.speed:
@@ -105,11 +156,19 @@ class Protocol:
             # answers still awaited (a desk behind on its queue would fall further behind).
             # Real ms: a simulated table's clock at speed waits as long (core/clock.py scale).
             return
+        self._renew()
+        with self.wire_lock:
+            line = self._sync_reply(msg, rx_ms)
+        link.send(line, msg["tbl"], "sync")
+
+    def _sync_reply(self, msg, rx_ms):
+        # The signed reply to sync request `msg` received at rx_ms, t3 stamped now. Under
+        # wire_lock, with seqs left in this boot.
         t3 = max(rx_ms, self.stamp_ms())
         fields = {"t1": msg["t1"], "t2": int(rx_ms), "t3": int(t3), "re": msg["seq"]}
         if msg.get("us"):
             fields["t2u"], fields["t3u"] = _us_past(rx_ms), _us_past(t3)
-        link.send(self._build("sync", fields, msg["tbl"]), msg["tbl"], "sync")
+        return self.enc.build("sync", fields, msg["tbl"])
 
     def _on_hello(self, link, msg, rx_ms):
         r = self.round
@@ -194,12 +253,21 @@ class Protocol:
     # --- sending ----------------------------------------------------------------------------
 
     def _build(self, k, fields, tbl):
-        if self.enc.seq >= (self.event["boot"] + 1) * SEQ_BOOT:
+        self._renew()
+        with self.wire_lock:
+            return self.enc.build(k, fields, tbl)
+
+    def _spent(self):
+        return self.enc.seq >= (self.event["boot"] + 1) * SEQ_BOOT
+
+    def _renew(self):
+        if self._spent():
             # This boot's seqs are spent (16.7 M messages): take a new boot, as at a restart.
-            self.event = self.store.start_desk(self.event["name"], fingerprint(self.key),
-                                               unix_ms())
-            self.enc = DeskEncoder(self.key, self.event["boot"])
-        return self.enc.build(k, fields, tbl)
+            event = self.store.start_desk(self.event["name"], fingerprint(self.key),
+                                          unix_ms())
+            with self.wire_lock:
+                self.event = event
+                self.enc = DeskEncoder(self.key, event["boot"])
 
     def send_to(self, tbl, k, fields):
         """One table: on the link it was last heard on, else on every link."""

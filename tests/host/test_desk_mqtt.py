@@ -226,3 +226,38 @@ def test_sync_replies_go_at_qos_0_and_commands_at_qos_1(tmp_path):
         kind = "sync" if b'"k":"sync"' in payload.replace(b" ", b"") else "cmd"
         qos.setdefault(kind, set()).add(q)
     assert qos == {"sync": {0}, "cmd": {1}}, qos
+
+
+def test_sync_requests_are_answered_while_the_desks_loop_is_busy(tmp_path):
+    # The desk answers sync requests in its MQTT network thread: a loop busy for 2 s (a
+    # round start's 2,000 commands and states on a loaded machine) holds up no table's
+    # time, and the loop then learns which tables it heard. A forged request is a drop of
+    # the link all the same.
+    tables = [SessionTable(KEY, n, budget_ms=20) for n in (1, 2)]
+
+    async def scenario(svc):
+        room = MqttTables(svc.broker.url, EVENT, tables)
+        rogue = client(svc.broker.url, "rogue-table")
+        try:
+            await until(lambda: all(t.sync_replies >= 1 for t in tables), what="first sync")
+            await until(lambda: svc.desk.store.table(1) is not None, what="table 1 known")
+            before = [t.sync_replies for t in tables]
+            t0 = svc.desk.now_ms()
+            time.sleep(2.0)                   # the loop's thread is busy: nothing of it runs
+            during = [t.sync_replies - b for t, b in zip(tables, before)]
+            # FIRST - 1 at 0.1 s and some at 0.5 s: nine or so each (none if the loop
+            # answered them)
+            assert all(n >= 5 for n in during), during
+            await until(lambda: svc.desk.store.table(1)["last_seen_ms"] >= t0 + 1500,
+                        what="heard by the loop")
+            fake = Encoder(b"not the event key" * 2, boot=5, tbl=1)
+            rogue.publish("duelclock/%s/table/1/report" % EVENT, fake.build("sync", {"t1": 1}))
+            await until(lambda: svc.desk.drops["sig"] == 1, what="the forged request dropped")
+            link = svc.desk.status()["links"][0]
+            assert link["drops"]["sig"] == 1
+            assert sum(svc.desk.drops.values()) == 1, svc.desk.drops
+        finally:
+            rogue.loop_stop()
+            room.stop()
+
+    run_desk(tmp_path, scenario)
