@@ -76,9 +76,9 @@ class ThreadSink:
     The loop is woken once for what arrives while it is busy, not once per message (each
     wake-up is a system call in the link's thread and a callback in the loop).
     `desk`: sync requests are answered in the link's thread (Desk.answer_syncs), and the
-    loop is told only which tables they came from (Desk.heard_syncs): a young room's
-    sync requests, a thousand a second and more, neither wait behind nor hold up the
-    states, records and commands the loop works through."""
+    loop takes which tables they came from at its tick (take_heard, Desk.heard_syncs): a
+    young room's sync requests, a thousand a second and more, neither wait behind nor
+    hold up the states, records and commands the loop works through, nor wake it."""
 
     def __init__(self, now_ms, loop, queue, desk=None):
         self.now_ms = now_ms
@@ -88,6 +88,7 @@ class ThreadSink:
         self._lock = threading.Lock()
         self._items = []              # arrived, not yet in the queue
         self._woken = False           # a _drain is scheduled in the loop
+        self._heard = {}              # link -> {tbl: rx_ms} of sync requests answered
 
     def _put(self, item):
         with self._lock:
@@ -110,9 +111,16 @@ class ThreadSink:
         if self._desk is not None:
             lines, heard = self._desk.answer_syncs(link, lines, rx_ms, retained)
             if heard:
-                self._put(("heard_syncs", link, heard))
+                with self._lock:
+                    self._heard.setdefault(link, {}).update(heard)
         if lines:
             self._put(("lines", link, lines, rx_ms, retained))
+
+    def take_heard(self):
+        """[(link, {tbl: rx_ms})] of the sync requests answered since the last call."""
+        with self._lock:
+            heard, self._heard = self._heard, {}
+        return list(heard.items())
 
     def link_status(self, link, tbl, online):
         self._put(("link_status", link, tbl, online))
@@ -139,6 +147,7 @@ class Service:
         self._tasks = []
         self._runner = None
         self._mark = None
+        self._sink = None
 
     async def start(self):
         store = Store(self.store_path)
@@ -171,7 +180,7 @@ class Service:
             store.commit()
         self.desk = Desk(store, self.key, event, clock, links, self._changed, self.speed)
         queue = asyncio.Queue()
-        sink = ThreadSink(clock, asyncio.get_running_loop(), queue, self.desk)
+        self._sink = sink = ThreadSink(clock, asyncio.get_running_loop(), queue, self.desk)
         for link in links:
             link.start(sink)
         self._tasks = [asyncio.create_task(self._take(queue)), asyncio.create_task(self._tick())]
@@ -217,6 +226,8 @@ class Service:
             await asyncio.sleep(TICK_S)
             if self._mark is not None:
                 self.desk.store.set_clock_mark(self._mark())
+            for link, heard in self._sink.take_heard():
+                self.desk.heard_syncs(link, heard)     # before tick() looks for silent ones
             self.desk.tick()                 # commits
 
     def _changed(self, kind, data):

@@ -28,7 +28,7 @@ A table's report, once Decoder-checked (signed by that table, fresh seq):
             desk over clock.RETRY_MS (the table asked again). A link with a thread of its own
             has its sync requests answered in that thread (answer_syncs), so they never wait
             behind states and records in the desk's loop, nor those behind them: the loop
-            is only told which tables were heard (heard_syncs)
+            is only told which tables were heard (heard_syncs, at its tick)
 
 Every desk line is signed by the desk's Encoder (desk_wire.py; seq above every earlier
 boot's) with the key of the one table it is for, and goes on the link that table was last
