@@ -72,7 +72,8 @@ class Protocol:
     def lines(self, link, lines, rx_ms, retained=False):
         """Whole lines received on `link` at desk time rx_ms (int ms, or a float where the
         link stamps finer: sync replies give the us); `retained`: a broker's retained copy
-        (an old state from before a restart is no attack: counted "stale")."""
+        (an old state from before a restart is no attack: counted "stale"). A line may be
+        a message answer_syncs decoded already (a dict)."""
         for line in lines:
             with self.wire_lock:
                 msg = self._decode(link, line, retained)
@@ -84,9 +85,9 @@ class Protocol:
         among them answered there and then, each on `link` (t2 = rx_ms). Returns (the lines
         for lines(), in order; {tbl: rx_ms} of the tables whose requests were taken, for
         heard_syncs()). A line dropped is counted here; a line that only looked like a sync
-        request goes on to lines() decoded ("taken" messages: (tbl, msg)). A request not
-        answered because this boot's seqs are spent (the loop takes the next boot, _build)
-        is as lost: the table asks again."""
+        request goes on to lines() as the message it decoded to. A request not answered
+        because this boot's seqs are spent (the loop takes the next boot, _renew) is as
+        lost: the table asks again."""
         rest, heard = [], {}
         for line in lines:
             if line is None or _SYNC not in line:
