@@ -367,6 +367,13 @@ def test_a_simulated_board_at_speed_syncs_as_a_board_on_the_same_link():
         jitter = 40 * (i % 3)
         c.sample(local, local + 400 + jitter, local + 400 + jitter, local + 800 + jitter)
     assert c.next_exchange_in_ms(local) > clock.MAX_PERIOD_MS // 2
+    # Lost requests back off no further than MAX_PERIOD_MS of local time, which its wait
+    # for a reply already passes: a simulated room's desk restart is re-synced as promptly
+    # as before (a board's waits grow to the settled period)
+    for i in range(4):
+        local += c.next_exchange_in_ms(local)
+        c.sent(local)
+        assert c.next_exchange_in_ms(local) == c.max_delay_ms
 
 
 def _summed(c):

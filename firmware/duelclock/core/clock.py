@@ -109,8 +109,9 @@ class Clock:
                  seed=None):
         # scale: local ms per real ms (a simulated board's faster clock, its LOCAL_PER_REAL):
         # what is about the link's real delays (the budget, the longest delay, the retry,
-        # a late reply, the first request's wait, the longest back-off) is that many local
-        # ms, so a simulated table syncs as a board on the same link.
+        # a late reply, the first request's wait) is that many local ms, so a simulated
+        # table syncs as a board on the same link. The back-off stops at MAX_PERIOD_MS of
+        # local ms (the settled period: the drift's reach), whatever the scale.
         budget_ms *= scale
         self.max_delay_ms = MAX_DELAY_MS * scale
         self.retry_ms = RETRY_MS * scale
@@ -119,7 +120,6 @@ class Clock:
         # for parts of the spread far apart; computed once (a big int on a board).
         self.spread_ms = 0 if seed is None else \
             int((seed * 2654435761 & 0xFFFFFFFF) * START_SPREAD_MS // 4294967296 * scale)
-        self._backoff_max_ms = MAX_PERIOD_MS * scale
         self._backoff = 0         # doublings of the periods and the retry now (back-off)
         self._wait_from = None    # local ms of the first look at a first request (spread_ms
                                   # counts from it), None: not looked at since the last link
@@ -441,8 +441,8 @@ class Clock:
         retry = self.retry_ms
         backoff = self._backoff
         if backoff:
-            period = min(period << backoff, max(period, self._backoff_max_ms))
-            retry = min(retry * (1 << backoff), max(retry, self._backoff_max_ms))
+            period = min(period << backoff, max(period, MAX_PERIOD_MS))
+            retry = min(retry * (1 << backoff), max(retry, MAX_PERIOD_MS))
         due = local_ms
         if self._last is not None:
             due = self._last + period
