@@ -88,7 +88,8 @@ class ThreadSink:
         self._lock = threading.Lock()
         self._items = []              # arrived, not yet in the queue
         self._woken = False           # a _drain is scheduled in the loop
-        self._heard = {}              # link -> {tbl: rx_ms} of sync requests answered
+        self._heard = {}              # link -> ({tbl: rx_ms}, {reason: n}) of sync requests
+                                      # answered, and dropped
 
     def _put(self, item):
         with self._lock:
@@ -109,18 +110,22 @@ class ThreadSink:
 
     def lines(self, link, lines, rx_ms, retained=False):
         if self._desk is not None:
-            lines, heard = self._desk.answer_syncs(link, lines, rx_ms, retained)
-            if heard:
+            lines, heard, dropped = self._desk.answer_syncs(link, lines, rx_ms, retained)
+            if heard or dropped:
                 with self._lock:
-                    self._heard.setdefault(link, {}).update(heard)
+                    h, d = self._heard.setdefault(link, ({}, {}))
+                    h.update(heard)
+                    for why, n in dropped.items():
+                        d[why] = d.get(why, 0) + n
         if lines:
             self._put(("lines", link, lines, rx_ms, retained))
 
     def take_heard(self):
-        """[(link, {tbl: rx_ms})] of the sync requests answered since the last call."""
+        """[(link, {tbl: rx_ms}, {reason: drops})] of the sync requests answered (and
+        dropped) since the last call."""
         with self._lock:
             heard, self._heard = self._heard, {}
-        return list(heard.items())
+        return [(link, h, d) for link, (h, d) in heard.items()]
 
     def link_status(self, link, tbl, online):
         self._put(("link_status", link, tbl, online))
@@ -226,8 +231,9 @@ class Service:
             await asyncio.sleep(TICK_S)
             if self._mark is not None:
                 self.desk.store.set_clock_mark(self._mark())
-            for link, heard in self._sink.take_heard():
-                self.desk.heard_syncs(link, heard)     # before tick() looks for silent ones
+            for link, heard, dropped in self._sink.take_heard():
+                self.desk.heard_syncs(link, heard, dropped)   # before tick() looks for
+                                                               # silent ones
             self.desk.tick()                 # commits
 
     def _changed(self, kind, data):

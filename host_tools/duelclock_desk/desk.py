@@ -45,10 +45,13 @@ class Desk(Protocol, Commands):
         self.stamp_ms = stamp_of(now_ms)   # sync stamps: to the us where now_ms can
         self.links = list(links)
         self.on_change = on_change or (lambda kind, data: None)
-        self.wire_lock = threading.Lock()  # enc, dec and the drop counts: the links' threads
-                                           # answer sync requests (answer_syncs)
         self.enc = DeskEncoder(key, event["boot"])
         self.dec = DeskDecoder(key, seen=store.last_seqs())
+        # The links' threads answer sync requests (answer_syncs) with their own Decoder and
+        # Encoder, under their own lock: the loop never waits for them.
+        self.sync_lock = threading.Lock()
+        self.sync_dec = DeskDecoder(key)
+        self.new_sync_boot()
         self.route = {}            # tbl -> the link it was last heard on
         self.pushed = {}           # tbl -> desk ms of the last round push to it
         self.silent = set()
@@ -68,7 +71,9 @@ class Desk(Protocol, Commands):
         self.store.close()
 
     def tick(self):
-        """Once a second or so: tables that went silent are shown so; commit."""
+        """Once a second or so: tables that went silent are shown so; a boot whose seqs
+        the sync replies spent is followed by the next; commit."""
+        self._renew()
         now = self.now_ms()
         for t in self.store.tables():
             if t["last_seen_ms"] is not None and now - t["last_seen_ms"] > views.SILENT_MS \

@@ -32,8 +32,7 @@ A table's report, once Decoder-checked (signed by that table, fresh seq):
 
 Every desk line is signed by the desk's Encoder (desk_wire.py; seq above every earlier
 boot's) with the key of the one table it is for, and goes on the link that table was last
-heard on. The Decoder, the Encoder and the drop counts are shared with the links' threads
-(answer_syncs): each use holds wire_lock.
+heard on.
 """
 import hashlib
 
@@ -56,7 +55,7 @@ def fingerprint(key):
 
 
 _SYNC = b'"k":"sync"'       # in every sync request (canonical JSON); a report that holds it
-                            # and is none is decoded all the same and goes on to the loop
+                            # and is none goes on to the loop all the same
 
 
 def _us_past(ms):
@@ -65,68 +64,75 @@ def _us_past(ms):
 
 
 class Protocol:
-    """Uses of Desk: store, key, event, enc, dec (a DeskDecoder), wire_lock, links, route,
-    pushed, silent, drops, link_drops, round, now_ms, stamp_ms, speed, on_change, stored;
-    in_round() and repush() (commands.py); table_view()."""
+    """Uses of Desk: store, key, event, enc, dec and sync_dec (DeskDecoders), sync_lock,
+    sync_enc, sync_end, sync_spent, links, route, pushed, silent, drops, link_drops, round,
+    now_ms, stamp_ms, speed, on_change, stored; in_round() and repush() (commands.py);
+    table_view()."""
 
     def lines(self, link, lines, rx_ms, retained=False):
         """Whole lines received on `link` at desk time rx_ms (int ms, or a float where the
         link stamps finer: sync replies give the us); `retained`: a broker's retained copy
-        (an old state from before a restart is no attack: counted "stale"). A line may be
-        a message answer_syncs decoded already (a dict)."""
+        (an old state from before a restart is no attack: counted "stale")."""
+        dec = self.dec
         for line in lines:
-            with self.wire_lock:
-                msg = self._decode(link, line, retained)
+            dec.dropped = None
+            msg = dec.take(line)
             if msg is not None:
                 self._take(link, msg, rx_ms)
+            elif dec.dropped is not None:
+                self._count_drop(link, dec.dropped, retained)
 
     def answer_syncs(self, link, lines, rx_ms, retained=False):
-        """From the thread of `link` (thread-safe), as the lines arrive: the sync requests
-        among them answered there and then, each on `link` (t2 = rx_ms). Returns (the lines
-        for lines(), in order; {tbl: rx_ms} of the tables whose requests were taken, for
-        heard_syncs()). A line dropped is counted here; a line that only looked like a sync
-        request goes on to lines() as the message it decoded to. A request not answered
-        because this boot's seqs are spent (the loop takes the next boot, _renew) is as
-        lost: the table asks again."""
-        rest, heard = [], {}
-        for line in lines:
-            if line is None or _SYNC not in line:
-                rest.append(line)
-                continue
-            with self.wire_lock:
-                msg = self._decode(link, line, retained)
+        """From the thread of `link` (any link's thread, never the loop's), as the lines
+        arrive: the sync requests among them answered there and then, each on `link`
+        (t2 = rx_ms), with a Decoder and an Encoder of their own (sync_dec, sync_enc: the
+        tables keep sync replies a stream of their own), so the loop shares no lock with
+        them. Returns (the other lines, in order, for lines(); {tbl: rx_ms} of the tables
+        whose requests were taken and {reason: count} of the lines dropped, for
+        heard_syncs()). A request not answered because this boot's seqs are spent is as
+        lost (the table asks again) until the loop takes the next boot (_renew)."""
+        rest, heard, dropped = [], {}, {}
+        with self.sync_lock:
+            dec, enc = self.sync_dec, self.sync_enc
+            for line in lines:
+                if line is None or _SYNC not in line:
+                    rest.append(line)
+                    continue
+                dec.dropped = None
+                msg = dec.take(line)
                 if msg is None:
+                    if dec.dropped is not None:
+                        why = "stale" if retained and dec.dropped == "replay" else dec.dropped
+                        dropped[why] = dropped.get(why, 0) + 1
                     continue
                 if msg["k"] != "sync":
-                    rest.append(msg)
+                    rest.append(line)           # the loop's Decoder takes it as any report
                     continue
-                reply = None if self._spent() else self._sync_reply(msg, rx_ms)
-            heard[msg["tbl"]] = rx_ms
-            if reply is not None:
-                link.send(reply, msg["tbl"], "sync")
-        return rest, heard
+                heard[msg["tbl"]] = rx_ms
+                if enc.seq >= self.sync_end:
+                    self.sync_spent = True
+                    continue
+                link.send(self._sync_reply(enc, msg, rx_ms), msg["tbl"], "sync")
+        return rest, heard, dropped
 
-    def heard_syncs(self, link, heard):
-        """{tbl: rx_ms} of sync requests answered by answer_syncs: the tables are heard
-        on `link` then, as by any message (route, last seen, link history)."""
+    def heard_syncs(self, link, heard, dropped=None):
+        """What answer_syncs returned for `link`: the tables are heard on it then, as by
+        any message (route, last seen, link history), and the drops counted."""
         for tbl, rx_ms in heard.items():
             self._heard(link, tbl, int(rx_ms), None)
+        for why, n in (dropped or {}).items():
+            for _ in range(n):
+                self._count_drop(link, "replay" if why == "stale" else why, why == "stale")
 
-    def _decode(self, link, line, retained):
-        # One line through the Decoder, a drop counted (for the link too, unless it is a
-        # retained replay: "stale"). Under wire_lock.
-        dec = self.dec
+    def _count_drop(self, link, why, retained):
+        # A line dropped for `why` (wire.DROPS), counted for the link too, unless it is a
+        # retained replay ("stale": an old state from before a restart is no attack).
         per_link = self.link_drops.setdefault(link.url, dict.fromkeys(wire.DROPS, 0))
-        if isinstance(line, dict):
-            return line                            # decoded by answer_syncs
-        dec.dropped = None
-        msg = dec.take(line)
-        if dec.dropped is not None:
-            stale = retained and dec.dropped == "replay"
-            self.drops["stale" if stale else dec.dropped] += 1
-            if not stale:
-                per_link[dec.dropped] += 1
-        return msg
+        if retained and why == "replay":
+            self.drops["stale"] += 1
+        else:
+            self.drops[why] += 1
+            per_link[why] += 1
 
     def link_status(self, link, tbl, online):
         """Link status: tbl None for the whole link (up or down), else one table (MQTT will)."""
@@ -158,18 +164,16 @@ class Protocol:
             # Real ms: a simulated table's clock at speed waits as long (core/clock.py scale).
             return
         self._renew()
-        with self.wire_lock:
-            line = self._sync_reply(msg, rx_ms)
-        link.send(line, msg["tbl"], "sync")
+        link.send(self._sync_reply(self.enc, msg, rx_ms), msg["tbl"], "sync")
 
-    def _sync_reply(self, msg, rx_ms):
-        # The signed reply to sync request `msg` received at rx_ms, t3 stamped now. Under
-        # wire_lock, with seqs left in this boot.
+    def _sync_reply(self, enc, msg, rx_ms):
+        # The reply to sync request `msg` received at rx_ms, t3 stamped now, signed by `enc`
+        # (with seqs left in this boot).
         t3 = max(rx_ms, self.stamp_ms())
         fields = {"t1": msg["t1"], "t2": int(rx_ms), "t3": int(t3), "re": msg["seq"]}
         if msg.get("us"):
             fields["t2u"], fields["t3u"] = _us_past(rx_ms), _us_past(t3)
-        return self.enc.build("sync", fields, msg["tbl"])
+        return enc.build("sync", fields, msg["tbl"])
 
     def _on_hello(self, link, msg, rx_ms):
         r = self.round
@@ -255,20 +259,23 @@ class Protocol:
 
     def _build(self, k, fields, tbl):
         self._renew()
-        with self.wire_lock:
-            return self.enc.build(k, fields, tbl)
-
-    def _spent(self):
-        return self.enc.seq >= (self.event["boot"] + 1) * SEQ_BOOT
+        return self.enc.build(k, fields, tbl)
 
     def _renew(self):
-        if self._spent():
-            # This boot's seqs are spent (16.7 M messages): take a new boot, as at a restart.
-            event = self.store.start_desk(self.event["name"], fingerprint(self.key),
-                                          unix_ms())
-            with self.wire_lock:
-                self.event = event
-                self.enc = DeskEncoder(self.key, event["boot"])
+        if self.enc.seq >= (self.event["boot"] + 1) * SEQ_BOOT or self.sync_spent:
+            # This boot's seqs are spent (16.7 M messages, or as many sync replies): take a
+            # new boot, as at a restart.
+            self.event = self.store.start_desk(self.event["name"], fingerprint(self.key),
+                                               unix_ms())
+            self.enc = DeskEncoder(self.key, self.event["boot"])
+            self.new_sync_boot()
+
+    def new_sync_boot(self):
+        """answer_syncs' Encoder on the event's boot (at start, and each new boot)."""
+        with self.sync_lock:
+            self.sync_enc = DeskEncoder(self.key, self.event["boot"])
+            self.sync_end = (self.event["boot"] + 1) * SEQ_BOOT
+            self.sync_spent = False
 
     def send_to(self, tbl, k, fields):
         """One table: on the link it was last heard on, else on every link."""

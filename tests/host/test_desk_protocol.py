@@ -414,56 +414,63 @@ def test_status_lists_each_tables_health(tmp_path):
 
 def test_sync_requests_are_answered_where_they_arrive_and_the_rest_goes_on(tmp_path):
     # answer_syncs is what a link's own thread calls (api.ThreadSink): the sync requests
-    # among a batch are answered at once on that link, drops counted; the other lines go on
-    # to lines() in order, and heard_syncs() tells the loop which tables it heard from.
-    r = room(tmp_path, n=2)
+    # among a batch are answered at once on that link; the other lines go on to lines() in
+    # order, and heard_syncs() tells the loop which tables it heard from and what it dropped.
+    # (A desk service answers every sync request so: its sync replies are a seq stream of
+    # their own, which the loop's replies would not continue.)
+    t1, t2 = SessionTable(KEY, 1), SessionTable(KEY, 2)
+    r = Room(str(tmp_path / "desk.sqlite"), KEY, [t1, t2])
     r.t = 5000
-    t1, t2 = r.tables[1], r.tables[2]
-    t1.session.sync_at = t2.session.sync_at = 0
-    t1.session.clock.sent(None)
-    t2.session.clock.sent(None)
-    t1.session.state_check_at = 0
-    t1.tick(r.local(1))
-    t2.tick(r.local(2))
-    lines = []
     for t in (t1, t2):
-        lines += [line.rstrip(b"\n") for k, line in t.take() if k == "sync"]
-    assert len(lines) == 2
+        t.hello()
+        t.tick(r.local(t.tbl))
+    out = t1.take() + t2.take()
+    lines = [line.rstrip(b"\n") for k, line in out if k == "sync"]
+    others = [line.rstrip(b"\n") for k, line in out if k != "sync"]
+    assert len(lines) == 2 and len(others) == 4               # hellos and states
     forged = json.loads(lines[1])
     forged["t1"] += 1                                           # its signature no longer fits
     forged = json.dumps(forged, separators=(",", ":")).encode()
-    state = r.tables[1].session.enc.build("state", dict(t1.session.state(r.local(1)))).rstrip()
-    r.link.to_tables = []
-    rest, heard = r.desk.answer_syncs(r.link, [b"{nope", lines[0], forged, state, lines[1]],
-                                      5003.25)
-    assert rest == [b"{nope", state]
-    assert heard == {1: 5003.25, 2: 5003.25}
+    rest, heard, dropped = r.desk.answer_syncs(
+        r.link, [b"{nope", lines[0], forged, others[0], lines[1]] + others[1:], 5003.25)
+    assert rest == [b"{nope"] + others
+    assert heard == {1: 5003.25, 2: 5003.25} and dropped == {"sig": 1}
     replies = [json.loads(line) for line in r.link.to_tables]
     assert [(m["k"], m["tbl"], m["t2"]) for m in replies] == [("sync", 1, 5003), ("sync", 2, 5003)]
-    assert r.desk.drops["sig"] == 1 and r.desk.link_drops[r.link.url]["sig"] == 1
-    # A request taken is not taken again (the loop would see a replay)
-    rest, heard = r.desk.answer_syncs(r.link, [lines[0]], 5004)
-    assert (rest, heard) == ([], {}) and r.desk.drops["replay"] == 1
-    # The loop: the tables heard then (last seen, route), nothing stored for them
-    r.desk.heard_syncs(r.link, {1: 5003.25, 2: 5003.25})
-    assert r.store.table(1)["last_seen_ms"] == 5003 and r.desk.route[2] is r.link
+    # A request taken is not taken again
+    assert r.desk.answer_syncs(r.link, [lines[0]], 5004) == ([], {}, {"replay": 1})
     # The replies reach the tables: each takes its exchange
-    before = (t1.sync_replies, t2.sync_replies)
-    r.pump()
-    assert (t1.sync_replies, t2.sync_replies) == (before[0] + 1, before[1] + 1)
+    for line in r.link.to_tables:
+        for t in (t1, t2):
+            t.feed(line, r.local(t.tbl) + 5)
+    assert (t1.sync_replies, t2.sync_replies) == (1, 1) and t1.stamps[0][1:3] == (5003, 5003)
+    # The loop: the other lines as any, the tables heard then (last seen, route), the drops
+    # counted for the link
+    r.desk.lines(r.link, rest, 5003)
+    assert r.desk.drops["sig"] == 0 and r.desk.drops["json"] == 1
+    r.desk.heard_syncs(r.link, heard, {"sig": 1, "replay": 1})
+    assert r.store.table(1)["last_seen_ms"] == 5003 and r.desk.route[2] is r.link
+    assert r.desk.drops["sig"] == 1 and r.desk.link_drops[r.link.url]["sig"] == 1
+    assert r.desk.drops["replay"] == 1 and r.store.table(2)["board"] == "FAKE"
 
 
 def test_a_spent_boot_answers_no_sync_request_until_the_loop_takes_the_next(tmp_path):
-    r = room(tmp_path, n=1)
-    r.desk.enc.seq = 2 * SEQ_BOOT                     # boot 1's seqs are spent
+    t = SessionTable(KEY, 1)
+    r = Room(str(tmp_path / "desk.sqlite"), KEY, [t])
+    r.desk.sync_enc.seq = r.desk.sync_end             # boot 1's sync seqs are spent
     r.t = 5000
-    t = r.tables[1]
     t.session.sync_at = 0
     t.session.clock.sent(None)
     t.tick(r.local(1))
     line = [line.rstrip(b"\n") for k, line in t.take() if k == "sync"][0]
     r.link.to_tables = []
-    assert r.desk.answer_syncs(r.link, [line], 5000) == ([], {1: 5000})
+    assert r.desk.answer_syncs(r.link, [line], 5000) == ([], {1: 5000}, {})
     assert r.link.to_tables == [] and r.desk.event["boot"] == 1      # as lost: asked again
-    start(r)                                          # the loop's next line: boot 2
-    assert r.desk.event["boot"] == 2
+    r.desk.tick()                                     # the loop's next tick: boot 2
+    assert r.desk.event["boot"] == 2 and r.store.event()["boot"] == 2
+    t.session.sync_at = 0
+    t.session.clock.sent(None)
+    t.tick(r.local(1))
+    line = [line.rstrip(b"\n") for k, line in t.take() if k == "sync"][0]
+    r.desk.answer_syncs(r.link, [line], 5001)
+    assert [json.loads(x)["seq"] for x in r.link.to_tables] == [2 * SEQ_BOOT]
