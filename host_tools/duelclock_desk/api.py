@@ -55,6 +55,8 @@ SSE_KEEPALIVE_S = 15.0
 SSE_QUEUE = 1000           # a subscriber that falls this far behind loses the oldest changes
 SSE_RETRY_MS = 1000        # a browser's EventSource reconnects this soon after losing the desk
 TAKE_BATCH = 200           # link items taken between two turns of the loop (about 0.1 s of work)
+SHED_BACKLOG = TAKE_BATCH  # link items waiting for the loop past which sync requests go
+                           # unanswered (ThreadSink)
 
 
 def load_key(path):
@@ -78,7 +80,10 @@ class ThreadSink:
     `desk`: sync requests are answered in the link's thread (Desk.answer_syncs), and the
     loop takes which tables they came from at its tick (take_heard, Desk.heard_syncs): a
     young room's sync requests, a thousand a second and more, neither wait behind nor
-    hold up the states, records and commands the loop works through, nor wake it."""
+    hold up the states, records and commands the loop works through, nor wake it. While
+    more than SHED_BACKLOG items wait for the loop (a round start's 2,000 states on a
+    loaded machine) sync requests are not answered at all: the link's thread reads the
+    states sooner, and the tables, their requests unanswered, back off (core/clock.py)."""
 
     def __init__(self, now_ms, loop, queue, desk=None):
         self.now_ms = now_ms
@@ -110,7 +115,9 @@ class ThreadSink:
 
     def lines(self, link, lines, rx_ms, retained=False):
         if self._desk is not None:
-            lines, heard, dropped = self._desk.answer_syncs(link, lines, rx_ms, retained)
+            shed = len(self._items) + self._queue.qsize() > SHED_BACKLOG
+            lines, heard, dropped = self._desk.answer_syncs(link, lines, rx_ms, retained,
+                                                            shed)
             if heard or dropped:
                 with self._lock:
                     h, d = self._heard.setdefault(link, ({}, {}))

@@ -82,7 +82,7 @@ class Protocol:
             elif dec.dropped is not None:
                 self._count_drop(link, dec.dropped, retained)
 
-    def answer_syncs(self, link, lines, rx_ms, retained=False):
+    def answer_syncs(self, link, lines, rx_ms, retained=False, shed=False):
         """From the thread of `link` (any link's thread, never the loop's), as the lines
         arrive: the sync requests among them answered there and then, each on `link`
         (t2 = rx_ms), with a Decoder and an Encoder of their own (sync_dec, sync_enc: the
@@ -90,13 +90,16 @@ class Protocol:
         them. Returns (the other lines, in order, for lines(); {tbl: rx_ms} of the tables
         whose requests were taken and {reason: count} of the lines dropped, for
         heard_syncs()). A request not answered because this boot's seqs are spent is as
-        lost (the table asks again) until the loop takes the next boot (_renew)."""
+        lost (the table asks again) until the loop takes the next boot (_renew). `shed`:
+        the desk is behind, the sync requests are left unread and unanswered (lost)."""
         rest, heard, dropped = [], {}, {}
         with self.sync_lock:
             dec, enc = self.sync_dec, self.sync_enc
             for line in lines:
                 if line is None or _SYNC not in line:
                     rest.append(line)
+                    continue
+                if shed:
                     continue
                 dec.dropped = None
                 msg = dec.take(line)

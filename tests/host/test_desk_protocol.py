@@ -474,3 +474,35 @@ def test_a_spent_boot_answers_no_sync_request_until_the_loop_takes_the_next(tmp_
     line = [line.rstrip(b"\n") for k, line in t.take() if k == "sync"][0]
     r.desk.answer_syncs(r.link, [line], 5001)
     assert [json.loads(x)["seq"] for x in r.link.to_tables] == [2 * SEQ_BOOT]
+
+
+def test_a_desk_behind_leaves_sync_requests_unanswered(tmp_path):
+    # api.ThreadSink sheds them while more than SHED_BACKLOG items wait for the loop: the
+    # link's thread goes on to the states, and the tables back off (core/clock.py).
+    import asyncio
+    from duelclock_desk.api import SHED_BACKLOG, ThreadSink
+    t = SessionTable(KEY, 1)
+    r = Room(str(tmp_path / "desk.sqlite"), KEY, [t])
+    r.t = 5000
+    t.tick(r.local(1))
+    t.hello()
+    out = t.take()
+    sync = [line.rstrip(b"\n") for k, line in out if k == "sync"]
+    hello = [line.rstrip(b"\n") for k, line in out if k == "hello"]
+    assert r.desk.answer_syncs(r.link, sync + hello, 5000, shed=True) == (hello, {}, {})
+    assert r.link.to_tables == []
+    loop = asyncio.new_event_loop()
+    try:
+        queue = asyncio.Queue()
+        sink = ThreadSink(r.desk.now_ms, loop, queue, r.desk)
+        for _ in range(SHED_BACKLOG + 1):
+            queue.put_nowait(("lines", r.link, [], 0))
+        sink.lines(r.link, sync, 5001)                     # behind: left unanswered
+        assert r.link.to_tables == [] and sink.take_heard() == []
+        while not queue.empty():
+            queue.get_nowait()
+        sink.lines(r.link, sync, 5002)                     # caught up: answered
+        assert [json.loads(x)["t2"] for x in r.link.to_tables] == [5002]
+        assert sink.take_heard() == [(r.link, {1: 5002}, {})]
+    finally:
+        loop.close()
