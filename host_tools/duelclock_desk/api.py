@@ -77,10 +77,11 @@ class ThreadSink:
     Receive times are stamped here, in the link's thread, the moment bytes arrive.
     The loop is woken once for what arrives while it is busy, not once per message (each
     wake-up is a system call in the link's thread and a callback in the loop).
-    `desk`: sync requests are answered in the link's thread (Desk.answer_syncs), and the
-    loop takes which tables they came from at its tick (take_heard, Desk.heard_syncs): a
-    young room's sync requests, a thousand a second and more, neither wait behind nor
-    hold up the states, records and commands the loop works through, nor wake it. While
+    `desk`: sync requests are answered in the link's thread (Desk.answer_syncs); which
+    tables they came from (Desk.heard_syncs) goes to the loop in order, ahead of the next
+    item put, or with the loop's tick (flush_heard): a young room's sync requests, a
+    thousand a second and more, neither wait behind nor hold up the states, records and
+    commands the loop works through, nor wake it. While
     more than SHED_BACKLOG items wait for the loop (a round start's 2,000 states on a
     loaded machine) sync requests are not answered at all: the link's thread reads the
     states sooner, and the tables, their requests unanswered, back off (core/clock.py)."""
@@ -96,10 +97,14 @@ class ThreadSink:
         self._heard = {}              # link -> ({tbl: rx_ms}, {reason: n}) of sync requests
                                       # answered, and dropped
 
-    def _put(self, item):
+    def _put(self, item=None):
         with self._lock:
-            self._items.append(item)
-            if self._woken:
+            for link, (heard, dropped) in self._heard.items():
+                self._items.append(("heard_syncs", link, heard, dropped))
+            self._heard = {}
+            if item is not None:
+                self._items.append(item)
+            if self._woken or not self._items:
                 return
             self._woken = True
         try:
@@ -127,12 +132,10 @@ class ThreadSink:
         if lines:
             self._put(("lines", link, lines, rx_ms, retained))
 
-    def take_heard(self):
-        """[(link, {tbl: rx_ms}, {reason: drops})] of the sync requests answered (and
-        dropped) since the last call."""
-        with self._lock:
-            heard, self._heard = self._heard, {}
-        return [(link, h, d) for link, (h, d) in heard.items()]
+    def flush_heard(self):
+        """The sync requests answered (and dropped) since the last item put, to the loop's
+        queue (Desk.heard_syncs) after what is already in it."""
+        self._put()
 
     def link_status(self, link, tbl, online):
         self._put(("link_status", link, tbl, online))
@@ -238,9 +241,7 @@ class Service:
             await asyncio.sleep(TICK_S)
             if self._mark is not None:
                 self.desk.store.set_clock_mark(self._mark())
-            for link, heard, dropped in self._sink.take_heard():
-                self.desk.heard_syncs(link, heard, dropped)   # before tick() looks for
-                                                               # silent ones
+            self._sink.flush_heard()
             self.desk.tick()                 # commits
 
     def _changed(self, kind, data):

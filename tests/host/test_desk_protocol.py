@@ -498,11 +498,17 @@ def test_a_desk_behind_leaves_sync_requests_unanswered(tmp_path):
         for _ in range(SHED_BACKLOG + 1):
             queue.put_nowait(("lines", r.link, [], 0))
         sink.lines(r.link, sync, 5001)                     # behind: left unanswered
-        assert r.link.to_tables == [] and sink.take_heard() == []
         while not queue.empty():
             queue.get_nowait()
+        sink.flush_heard()
+        sink._drain()
+        assert r.link.to_tables == [] and queue.empty()
         sink.lines(r.link, sync, 5002)                     # caught up: answered
         assert [json.loads(x)["t2"] for x in r.link.to_tables] == [5002]
-        assert sink.take_heard() == [(r.link, {1: 5002}, {})]
+        assert queue.empty()                               # the loop is not woken for it
+        sink.link_status(r.link, 1, False)                 # what comes next: after it
+        sink._drain()
+        assert [queue.get_nowait()[:3] for _ in range(2)] == [
+            ("heard_syncs", r.link, {1: 5002}), ("link_status", r.link, 1)]
     finally:
         loop.close()
