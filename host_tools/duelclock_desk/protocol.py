@@ -276,7 +276,9 @@ class Protocol:
     def new_sync_boot(self):
         """answer_syncs' Encoder on the event's boot (at start, and each new boot)."""
         with self.sync_lock:
-            self.sync_enc = DeskEncoder(self.key, self.event["boot"])
+            # the tables' keys shared: a minute of sync replies has derived every table's
+            # before a round start signs its commands
+            self.sync_enc = DeskEncoder(self.key, self.event["boot"], self.enc._keys)
             self.sync_end = (self.event["boot"] + 1) * SEQ_BOOT
             self.sync_spent = False
 

@@ -437,6 +437,8 @@ def test_sync_requests_are_answered_where_they_arrive_and_the_rest_goes_on(tmp_p
     assert heard == {1: 5003.25, 2: 5003.25} and dropped == {"sig": 1}
     replies = [json.loads(line) for line in r.link.to_tables]
     assert [(m["k"], m["tbl"], m["t2"]) for m in replies] == [("sync", 1, 5003), ("sync", 2, 5003)]
+    # The keys derived to sign them serve the commands too (a round start derives none)
+    assert r.desk.enc._keys is r.desk.sync_enc._keys and set(r.desk.enc._keys) == {1, 2}
     # A request taken is not taken again
     assert r.desk.answer_syncs(r.link, [lines[0]], 5004) == ([], {}, {"replay": 1})
     # The replies reach the tables: each takes its exchange
