@@ -58,14 +58,12 @@ class Table:
         self.local_per_real = getattr(board, "LOCAL_PER_REAL", 1)   # a simulated board's speed
         self.sub_us = sub_us
         self.files = files = Files(root)
-        boot = files.next_boot()
-        # The clock's seed: its first sync request waits a part of a spread drawn from it, so
-        # tables switched on (or linked) together do not ask in the same instant.
+        boot = files.next_boot()        # with the table, the clock's seed: tables on together
         self.session = s = Session(
             unhexlify(cfg["key"]), cfg["table"], boot, Journal(root + "/journal"),
             files, link.send, WIFI_BUDGET_MS if cfg.get("link") == "mqtt" else SERIAL_BUDGET_MS,
             cfg.get("pins"), cfg.get("lang", "en"), lambda: (local_ms(), sub_us()),
-            self.local_per_real, cfg["table"] * 65536 + boot)
+            self.local_per_real, cfg["table"] * 65536 + boot)     # ask for time apart
         self.ui = s.ui
         self.ui.board_keys = board_keys(getattr(board, "keys", None))
         self.ui.probe = lambda: _probe(board, cfg, root)
