@@ -385,9 +385,10 @@ def test_the_encoder_refuses_what_the_receiver_would_drop():
 
 def test_a_record_of_ready_event_bytes_is_the_record_of_its_events():
     # A table's record message may carry its events as canonical JSON made before
-    # (event_bytes, or jsonio.canonical_flat of journal lines): the line, seq and all, is
+    # (event_bytes, or flatjson.canonical_flat of journal lines): the line, seq and all, is
     # byte for byte the one built from the event dicts, and the desk takes it.
-    from duelclock.core.jsonio import canonical_flat, dumps_event
+    from duelclock.core.flatjson import canonical_flat
+    from duelclock.core.jsonio import dumps_event
     events = [dict(ROUND, t=0, ev="round_start", names={"A": "Kim", "B": "Lee"}),
               {"t": 91000, "ev": "lp", "B": -1200, "cost": True, "by": "A"},
               {"t": 95000, "ev": "penalty", "p": "B", "kind": "warning", "code": "slow_play",

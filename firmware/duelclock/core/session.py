@@ -59,7 +59,7 @@ import json
 from . import const
 from .clock import Clock
 from .lang import tr
-from .jsonio import canonical_flat
+from .flatjson import canonical_flat
 from .record import JournalFull, parse_line
 from .rules import START_LP
 from .ui import Ui
@@ -555,7 +555,7 @@ class Session:
 
     def _make(self, nxt):
         """Up to _MAKE_EVENTS of the lines read into the batch, from event `nxt` (the next it
-        needs) on, each written as canonical JSON from its bytes (jsonio.canonical_flat)
+        needs) on, each written as canonical JSON from its bytes (flatjson.canonical_flat)
         or, where that cannot be sure, parsed and written; lines before `nxt` are passed
         over (a mark at each up to `sent`)."""
         lines = self.lines

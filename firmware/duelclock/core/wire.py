@@ -182,7 +182,7 @@ class Encoder:
         """The line (bytes, with "\\n") of message `k`; ValueError if the receiver would drop it
         (bad field, over MAX_LINE_BYTES) or this boot's SEQ_BOOT seqs are used up (the sender
         persists boot + 1 and makes a new Encoder). `events`: a record's events, each as
-        canonical JSON bytes a receiver takes (event_bytes, or jsonio.canonical_flat within
+        canonical JSON bytes a receiver takes (event_bytes, or flatjson.canonical_flat within
         _events' bounds), put in the line as they are (no event parsed or written again)."""
         if (tbl is None) == (self.tbl is None):
             raise ValueError("tbl is the desk's to give")

@@ -1,8 +1,9 @@
-# jsonio.canonical_flat: a journal line's canonical JSON (sign.py) made from its bytes,
+# flatjson.canonical_flat: a journal line's canonical JSON (sign.py) made from its bytes,
 # for the record messages. Plain functions: the core suite runs under MicroPython too.
 import json
 
-from duelclock.core.jsonio import canonical_flat, dumps_event
+from duelclock.core.flatjson import canonical_flat
+from duelclock.core.jsonio import dumps_event
 from duelclock.core.sign import canonical
 from duelclock.core.wire import MAX_STR
 
