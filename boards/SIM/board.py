@@ -182,6 +182,8 @@ class _HeldKeys:
 
 
 class _VirtualKeys:
+    waiting = None                      # core.keys.Keys.waiting: a virtual key is never held
+
     def __init__(self, stream):
         self.held = _HeldKeys(_held_at_boot) if _held_at_boot else None
         self.stream = stream

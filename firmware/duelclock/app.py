@@ -27,6 +27,7 @@ from micropython import const
 
 from . import VERSION
 from duelclock.core.clock import SERIAL_BUDGET_MS, WIFI_BUDGET_MS
+from duelclock.core.keys import board_keys
 from duelclock.core.session import Session
 from duelclock.core.view import build, same
 from .files import Files
@@ -149,9 +150,13 @@ class Table:
 # --- tasks -------------------------------------------------------------------------------
 
 async def keys_task(table, keys):
+    ui = table.ui
     while True:
         for intent in keys.scan(table.local_ms()):
             table.key(intent)
+        if keys.waiting is not ui.pressing:     # a key held, release or hold not yet: shown
+            ui.pressing = keys.waiting
+            table.poke()
         await asyncio.sleep_ms(KEY_SCAN_MS)
 
 
@@ -197,17 +202,6 @@ async def link_task(table):
         was_up = table.link.up
         s.tick(table.local_ms(), table.sub_us())
         await asyncio.sleep_ms(_SYNC_POLL_MS if s.reply_due(table.local_ms()) else _LINK_MS)
-
-
-def board_keys(keys):
-    """[(name, intents)] of the board's physical keys, for the self-test to ask for each (a
-    keymap's short, long and hold intents all count); () for keys with no names (SIM's) or
-    none."""
-    names = getattr(keys, "names", None)
-    if not names:
-        return ()
-    return [(names[i].upper(), tuple(x for x in (keys.short[i], keys.long[i], keys.hold[i])
-                                     if x)) for i in range(keys.n_phys)]
 
 
 def _probe(board, cfg, root):

@@ -55,6 +55,7 @@ _STATUS = _bit("status")
 _LP = _bit("lp")
 _TURN = _bit("turn") | _bit("turn_clock") | _bit("turn_long")
 _ENTRY = _bit("entry")
+_TITLE = _bit("title")          # a field in the entry's one-line header: a held key's hint
 _NOT_SHOWN = _STATUS | _LP | _TURN          # screens with a header: values they do not show
 _I_CLOCK = FIELDS.index("clock")
 _I_STATUS = FIELDS.index("status")
@@ -232,7 +233,7 @@ class Layout:
             if show["status"]:
                 st = c.fit(s.status, ss, inner)
                 text = self._cut_words(s.status, st, inner)
-                blocks.append(("status", c.height(text, st), (text, st)))
+                blocks.append(("status", c.height(text, st), (text, st, ss)))
             if s.clock:
                 cs = c.fit(s.clock, cs, inner, True)
                 blocks.append(("clock", c.height(s.clock, cs) + 2 * z.pad, cs))
@@ -271,7 +272,8 @@ class Layout:
         col = self.col
         for name, h, data in blocks:
             if name == "status":
-                self._field(_STATUS, self._status_field, self._status_ok, (y, h, data[1]), s)
+                self._field(_STATUS, self._status_field, self._status_ok, (y, h, data[1], data[2]),
+                            s)
             elif name == "clock":
                 self._field(_CLOCK, self._clock_field, self._clock_ok, (0, y, W, h, data, trim), s)
             elif name == "banner":
@@ -294,7 +296,15 @@ class Layout:
                     inner, g[1])
 
     def _status_ok(self, s, g):
-        return same_shape(s.status, self.last[_I_STATUS])
+        """The same shape, or (shown) another text of the same scale and height: a held
+        key's hint and the sync's age take the status line's room as it is."""
+        if same_shape(s.status, self.last[_I_STATUS]):
+            return True
+        if g is None:
+            return False
+        inner = self.w - 2 * self.z.pad
+        st = self.c.fit(s.status, g[3], inner)
+        return st == g[2] and self.c.height(self._cut_words(s.status, st, inner), st) == g[1]
 
     def _clock_field(self, s, g):
         self._clock(s, g[0], g[1], g[2], g[3], g[4], g[5])
@@ -399,10 +409,14 @@ class Layout:
         else:                       # the clock's room went to the title: it shows no clock
             self._field(_CLOCK, self._nothing, self._clock_ok, None, s)
         y = (h - self._lines_h(title, ts)) // 2
-        for line in title:
-            lh = c.height(line, ts)
-            c.text(line, z.pad, y, ts, col[_SEC], room, lh)
-            y += lh
+        if title_lines == 1 and len(title) == 1:        # the entry's hint: a field
+            g = (y, ts, room, c.height(title[0], ts), hs, max_h)
+            self._field(_TITLE, self._title_field, self._title_ok, g, s)
+        else:
+            for line in title:
+                lh = c.height(line, ts)
+                c.text(line, z.pad, y, ts, col[_SEC], room, lh)
+                y += lh
         c.hline(0, h, W, col[_GREY])
         y = h + 2
         if s.banner:
@@ -411,6 +425,16 @@ class Layout:
             self._banner(s, lines, bs, y, bh)
             y += bh + 1
         return y
+
+    # the one-line title's field: g is (y, scale, room, line height, class scale, max height)
+
+    def _title_field(self, s, g):
+        self.c.text(self._wrap_box(s.title, g[4], g[2], g[5])[1][0], self.z.pad, g[0], g[1],
+                    self.col[_SEC], g[2], g[3])
+
+    def _title_ok(self, s, g):
+        ts, lines = self._wrap_box(s.title, g[4], g[2], g[5])
+        return ts == g[1] and len(lines) == 1 and self.c.height(lines[0], ts) == g[3]
 
     def _body(self, s):
         """Rows of lines. In a menu the cursor row is inverted and shows its whole label

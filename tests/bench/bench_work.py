@@ -10,6 +10,9 @@
 #                              which dumps its counters where the driver marks a key and
 #                              its frame's end (upy_work.py's MARK: a builtin the firmware
 #                              never calls); the mean goes in the note
+#   hold_hint_instructions     the same for A's presses alone (2 of each entry's 10 keys):
+#                              A waits on its release or its hold (menu), so what shows at
+#                              its press is the hint in the status line or the entry's title
 #   idle_instructions_per_s    per second of a duel on (both clocks ticking, the sync in
 #                              its steady state, nobody at the keys): two idle runs IDLE_S
 #                              apart in length, the difference over IDLE_S. A fifth of it
@@ -36,6 +39,7 @@ BEFORE = "7c5d65a"                  # the firmware measured on the RP2040 before
                                     # retained screen (226 ms from press to glass)
 KEYS = 40
 KEY_EVERY_MS = 300                  # upy_work.py's
+STEPS = 8                           # upy_work.py's: an entry is A, X * STEPS, A
 TAIL_MS = 2000                      # after the last key, the same in every run
 IDLE_S = 30
 HEAP = "512k"                       # GC as often as on a board with that much free
@@ -92,12 +96,16 @@ def per_key(tree):
 
 
 def counts(tree):
-    """(per LP key: median, mean; per idle second) for firmware `tree`."""
-    keys = sorted(per_key(tree))
+    """(per LP key: median, mean; A's presses: median; per idle second) for firmware
+    `tree`."""
+    keys = per_key(tree)
+    a = sorted(keys[i] for i in range(KEYS) if i % (STEPS + 2) in (0, STEPS + 1))
+    keys = sorted(keys)
     span_ms = KEYS * KEY_EVERY_MS + TAIL_MS
     still = instructions(tree, 0, span_ms)
     longer = instructions(tree, 0, span_ms + IDLE_S * 1000)
-    return keys[KEYS // 2], round(sum(keys) / KEYS), round((longer - still) / IDLE_S)
+    return keys[KEYS // 2], round(sum(keys) / KEYS), a[len(a) // 2], \
+        round((longer - still) / IDLE_S)
 
 
 def before_tree(scratch):
@@ -118,18 +126,22 @@ def before_tree(scratch):
 def bench_work(b):
     if shutil.which("valgrind") is None:
         raise BenchError("valgrind is not installed: make bench installs it")
-    key_now, mean_now, idle_now = counts(os.path.join(ROOT, "firmware"))
+    key_now, mean_now, a_now, idle_now = counts(os.path.join(ROOT, "firmware"))
     tree = before_tree(b.scratch)
     if tree is None:
         yield metric("lp_key_instructions", key_now, "instructions",
                      note="%s is not in this clone's history: no target" % BEFORE)
+        yield metric("hold_hint_instructions", a_now, "instructions")
         yield metric("idle_instructions_per_s", idle_now, "instructions")
         return
-    key_before, mean_before, idle_before = counts(tree)
+    key_before, mean_before, a_before, idle_before = counts(tree)
     yield metric("lp_key_instructions", key_now, "instructions", key_before // KEY_TARGET_PART,
                  note="median of %d keys; %d at %s (%.1fx fewer now); means %d and %d" % (
                      KEYS, key_before, BEFORE, key_before / max(1, key_now), mean_now,
                      mean_before))
+    yield metric("hold_hint_instructions", a_now, "instructions", key_before // KEY_TARGET_PART,
+                 note="median of A's %d presses; at %s A showed nothing before its release, "
+                      "then its frame took %d" % (KEYS // 5, BEFORE, a_before))
     yield metric("idle_instructions_per_s", idle_now, "instructions", idle_before // IDLE_TARGET_PART,
                  note="a duel on, over %d s; %d at %s (%.1fx fewer now)" % (
                      IDLE_S, idle_before, BEFORE, idle_before / max(1, idle_now)))

@@ -24,7 +24,8 @@
 # in for the chip's: painting a window holds the loop DELAY_FULL_MS for a whole 240x135
 # frame (what the emulated RP2040 shows for building, drawing and sending one) and the same
 # per pixel for part of one. A task that asks to wake every ms measures the longest time the loop is held.
-# Prints one JSON line: typing: {"pressed", "registered", "held_max_ms", "frames"};
+# Prints one JSON line: typing: {"pressed", "registered", "a_pressed", "a_shown" (presents
+# while a held A was shown: its press before its release), "held_max_ms", "frames"};
 # duel: {"idle": {"presents", "bytes", "alloc", "ms"}, "entry_idle": {...}, "keys": {...},
 # "key_bytes": [bytes of each frame that followed a key], "registered", "held_max_ms"}
 # (presents: present() calls with windows; alloc: bytes allocated, the collector off
@@ -254,6 +255,14 @@ def typing():
         got.append(intent)
         key(intent)
     t.key = counted
+    hints = [0]                         # presents made while a held A was shown (Ui.pressing)
+    show = board.display.show
+
+    def showing(windows):
+        if t.ui.pressing is not None:
+            hints[0] += 1
+        show(windows)
+    board.display.show = showing
     at = 1500                           # the round has started and synced by then
     at = fingers.press(at, SLOW_MS, "A") + SLOW_MS        # A: who goes first
     at = fingers.press(at, SLOW_MS, "A") + SLOW_MS        # A goes first
@@ -271,6 +280,7 @@ def typing():
     if desk.syncs == 0 or t.ui.match is None:
         raise SystemExit("no round or no sync: syncs %d" % desk.syncs)
     print(json.dumps({"pressed": BURSTS * PRESSES, "registered": got.count("up"),
+                      "a_pressed": 2 + 2 * BURSTS, "a_shown": hints[0],
                       "lp_a": t.ui.match.lp["A"], "held_max_ms": held[0], "ring_lost": board.keys.ring.lost,
                       "frames": board.display.frames, "shows": board.display.shows,
                       "syncs": desk.syncs}))

@@ -18,7 +18,10 @@
 # (as app.frame_task).
 # With `mark`, each key's frame is made as soon as the key is in, and oct() is called
 # before each key, after its frame, and after the last key's KEY_EVERY_MS: a C function
-# the firmware never calls, where callgrind cuts its counts (bench_work.py).
+# the firmware never calls, where callgrind cuts its counts (bench_work.py). A key's frame
+# is the first the press changes: for A on a firmware that shows a held key (Ui.pressing),
+# the hint drawn at the press; its release, TAP_MS later, and that frame count with the
+# rest of the key's KEY_EVERY_MS.
 # Prints one JSON line: {"lp_a", "frames", "bytes"} (A's LP at the end: the keys counted).
 import json
 import sys
@@ -35,6 +38,7 @@ STEP_MS = 5
 LINK_MS = 20                    # app.py's _LINK_MS: the link task's look
 KEY_EVERY_MS = 300
 STEPS = 8                       # X presses in an entry: A, X * STEPS, A
+TAP_MS = 100                    # A held this long: its press shown, then its release
 STEADY = 8 + 16 * 5             # clock.FIRST + BURST * SHIFTS: exchanges MAX_PERIOD_MS apart
 
 
@@ -180,10 +184,22 @@ def main(keys, idle_ms, mark):
     c._count = max(c._count, STEADY)
     r.run(1000)
     lp0 = r.t.ui.match.lp["A"]
+    held = hasattr(r.t.ui, "pressing")     # a firmware that shows A's press before its release
     for i in range(keys):
         k = i % (STEPS + 2)
         if mark:
             oct(0)
+        if held and k in (0, STEPS + 1):
+            r.t.ui.pressing = ("A", "menu")     # app.keys_task: Keys.waiting at A's press
+            r.t.poked = True
+            if mark:
+                r.frame()
+                oct(1)
+            r.run(TAP_MS)
+            r.t.ui.pressing = None              # released: its short, then its frame
+            r.key("a")
+            r.run(KEY_EVERY_MS - TAP_MS)
+            continue
         r.key("a" if k in (0, STEPS + 1) else "up")
         if mark:
             r.frame()                   # its frame at once, as the poked frame task does

@@ -116,6 +116,37 @@ def test_a_key_whose_hold_is_its_faster_press_acts_on_the_press():
     assert r.intents() == ["back"]
 
 
+def test_waiting_names_a_press_its_release_or_hold_will_decide():
+    # A (menu on hold) shows from its accepted press until its release or its long;
+    # X acts on its press and never waits; a chord with a long waits as one.
+    r = Rig(PICO)
+    r.run(("A",), 20)
+    assert r.keys.keys.waiting == ("A", "menu") and r.intents() == []
+    r.run(("A",), 300)
+    assert r.keys.keys.waiting == ("A", "menu")
+    r.run((), 40)
+    assert r.keys.keys.waiting is None and r.intents() == ["a"]
+    r.run(("B",), 400)
+    assert r.keys.keys.waiting == ("B", "turn")
+    r.run(("B",), 400)
+    assert r.keys.keys.waiting is None and r.intents() == ["a", "turn"]   # the hold took over
+    r.run((), 40).run(("X",), 100)
+    assert r.keys.keys.waiting is None
+    r.run((), 40).run(("X", "Y"), 100)
+    assert r.keys.keys.waiting == ("X+Y", "undo")
+    r.run((), 40)
+    assert r.keys.keys.waiting is None and r.intents()[-1] == "back"
+    # rolled over: the pending A gives its short at B's press, and B waits in its place
+    r.run(("A",), 50).run(("A", "B"), 50)
+    assert r.keys.keys.waiting == ("B", "turn") and r.intents()[-1] == "a"
+    r.run((), 40)
+    # disarmed (held at power-on): nothing waits until every key is up
+    r = Rig(PICO)
+    r.keys.keys.disarm()
+    r.run(("A",), 100)
+    assert r.keys.keys.waiting is None
+
+
 def test_long_then_hold_on_one_key():
     r = Rig({"K": ("s", "l", "h")}, long_ms=500, repeat_ms=100).run(("K",), 760).run((), 50)
     assert r.log == [(500, "l"), (600, "h"), (700, "h")]

@@ -583,3 +583,51 @@ def test_the_self_test_asks_each_key_shows_the_colours_then_the_boards_checks():
         "keys not pressed: OK", "wifi ok hall -61 dBm", "battery FAIL 9 %"]
     _keys(ui, MIN + 11000, "b")
     assert len(ui.stack) == 1 and saved[-1]["ev"] == "round_start"   # nothing recorded
+
+
+def test_a_key_held_and_not_yet_decided_shows_at_once_with_what_its_hold_does():
+    # Keys.waiting -> ui.pressing: home names it in the status line, other frames in the
+    # title, each with what holding it does there; released, the screen is as before.
+    ui, saved = _table()
+    _keys(ui, MIN, "a", "a")                              # duel 1, A first
+    home = build(ui, MIN, 4)
+    ui.pressing = ("A", "menu")
+    s = build(ui, MIN, 4)
+    assert s.status == "[A] hold: menu" and not same(s, home)
+    assert (s.clock, s.lp, s.mode) == (home.clock, home.lp, home.mode)
+    ui.pressing = ("B", "turn")
+    assert build(ui, MIN, 4).status == "[B] hold: end turn"
+    ui.pressing = None
+    assert same(build(ui, MIN, 4), home)
+    _keys(ui, MIN, "a")                                   # A's entry
+    entry = build(ui, MIN, 4)
+    ui.pressing = ("A", "menu")
+    s = build(ui, MIN, 4)
+    assert s.title == "[A] hold: +/-" and s.entry == entry.entry
+    ui.pressing = ("B", "turn")
+    assert build(ui, MIN, 4).title == "[B] hold: cancel"
+    ui.pressing = ("#", "000")                            # a hold this frame gives no meaning
+    assert build(ui, MIN, 4).title == "[#]"
+    ui.lang = "ko"
+    ui.pressing = ("A", "menu")
+    assert build(ui, MIN, 4).title == "[A] 길게: +/-"
+    ui.lang = "en"
+    ui.pressing = None
+    _keys(ui, MIN, "back", "menu")                        # home, then the menu
+    assert build(ui, MIN, 4).mode == "menu"
+    menu = build(ui, MIN, 4)
+    ui.pressing = ("A", "menu")
+    assert same(build(ui, MIN, 4), menu)                  # a menu shows the outcome only
+    assert saved[-1]["ev"] == "duel_start"                # a press shown records nothing
+
+
+def test_the_self_test_shows_no_hint_over_its_steps():
+    ui, _ = _table()
+    ui.board_keys = [("A", ("a", "menu"))]
+    ui.probe = lambda: []
+    _keys(ui, MIN, "menu", "down", "down", "a", "1", "1", "1", "1", "ok")
+    lines = build(ui, MIN).lines
+    _keys(ui, MIN, *["down"] * lines.index("Self-test"), "a")
+    before = build(ui, MIN)
+    ui.pressing = ("A", "menu")
+    assert same(build(ui, MIN), before)

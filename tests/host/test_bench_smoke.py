@@ -246,6 +246,15 @@ def test_work_driver_plays_the_keys_it_is_given_in_virtual_time():
     assert out[2]["lp_a0"] - out[2]["lp_a"] == 800
 
 
+def test_typing_through_the_app_loop_shows_each_press_of_a_before_its_release():
+    # The real keys task on the Pico W's keymap: A (menu on hold) waits on its release, and
+    # the screen shows it held at once; X acts on its press. No press is lost.
+    import bench_display
+    r = bench_display._upy("upy_loop.py", ["typing"])
+    assert r["registered"] == r["pressed"]
+    assert r["a_shown"] >= r["a_pressed"], r
+
+
 def test_duel_loop_counts_presents_bytes_and_allocations_of_the_whole_firmware():
     import bench_display
     d = bench_display._upy("upy_loop.py", ["duel", 2, 2])

@@ -75,6 +75,25 @@ def test_a_screen_drawn_field_by_field_is_the_screen_drawn_whole(dio):
         assert state in fast, state
 
 
+def test_a_held_keys_hint_comes_and_goes_in_its_field_alone(dio):
+    # Keys.waiting shown at the press: the status line (home) or the entry's title set
+    # alone, what a whole draw shows, and gone again the same way.
+    render_dio, cap, font = dio
+    display = cap.capture_display(W, H)
+    states = dict(screens.STATES)
+    for held, base in screens.HELD:
+        for a, b in ((base, held), (held, base)):
+            r = render_dio.DioRenderer(W, H, font)
+            display.root_group = r.draw(states[a]())
+            cap.screenshot(display)
+            fields = r.layout.fields
+            r.plan(states[b]())
+            assert r.layout.fields is fields, "%s -> %s laid out whole" % (a, b)
+            by_field = cap.screenshot(display).tobytes()
+            display.root_group = render_dio.DioRenderer(W, H, font).draw(states[b]())
+            assert by_field == cap.screenshot(display).tobytes(), "%s -> %s" % (a, b)
+
+
 def test_missing_glyph_is_a_box_and_long_text_is_cut(dio):
     render_dio, cap, font = dio
     r = render_dio.DioRenderer(W, H, font)

@@ -1,7 +1,8 @@
 # Every row of the screen text (core/lang.py TEXT) is asked for by some firmware module: a
 # row nothing shows costs flash on every board and glyphs in the Korean font (mkfont builds
 # it from these rows). Asked for: a string constant in the key argument of a call to
-# Ui.text or lang.tr.
+# Ui.text or lang.tr, or a value of a frame's HOLD table (what holding a key does there,
+# shown by core/view.py while the key is held).
 import ast
 import os
 
@@ -19,6 +20,10 @@ def _asked_for():
                 continue
             path = os.path.join(d, n)
             for node in ast.walk(ast.parse(open(path, encoding="utf-8").read(), path)):
+                if isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict) and any(
+                        isinstance(t, ast.Name) and t.id == "HOLD" for t in node.targets):
+                    found.update(v.value for v in node.value.values if isinstance(v, ast.Constant))
+                    continue
                 if not isinstance(node, ast.Call) or not node.args:
                     continue
                 f = node.func

@@ -149,11 +149,23 @@ def match_result():
     return build(ui, 12 * MIN, SYNC_S)
 
 
-def lp_entry():
+def lp_entry(pressing=None):
     """Budi takes 500 and Kim 1000 in one entry, Kim's being typed."""
     ui = _in_duel()
     keys(ui, 9 * MIN, "b", "5", "00", "a", "1", "000")
+    ui.pressing = pressing
     return build(ui, 9 * MIN, SYNC_S)
+
+
+def home_held(lang="en"):
+    """Home with A held, before its release (an entry) or its hold (the menu) decides."""
+    ui = _in_duel(lang)
+    ui.pressing = ("A", "menu")
+    return build(ui, 8 * MIN + 75 * SEC, SYNC_S, 80)
+
+
+# A held key's hint and the screen it shows over: the one is the other's fields redrawn
+HELD = (("home_held", "home"), ("lp_entry_held", "lp_entry"))
 
 
 def record():
@@ -371,6 +383,9 @@ STATES = (
     ("double_loss", double_loss),
     ("match_result", match_result),
     ("lp_entry", lp_entry),
+    ("lp_entry_held", lambda: lp_entry(("A", "menu"))),
+    ("home_held", home_held),
+    ("home_held_ko", lambda: home_held("ko")),
     ("record", record),
     ("menu", menu),
     ("confirm", confirm),

@@ -153,6 +153,23 @@ if framebuf is not None:
             for name in ("home", "turn_long", "last5", "time_turn", "lp_entry", "menu", "record"):
                 assert name in fast, "%s was laid out whole at %dx%d" % (name, w, h)
 
+    def test_a_held_keys_hint_comes_and_goes_in_its_field_alone():
+        # Keys.waiting shown at the press: the status line (home) or the entry's title
+        # redrawn alone, what a whole draw paints, and gone again the same way.
+        states = dict((name, make) for name, make in screens.STATES)
+        for w, h, mono in SIZES:
+            want_buf, _, want = screen(w, h, mono)
+            buf, _, r = screen(w, h, mono)
+            for held, base in screens.HELD:
+                for a, b in ((base, held), (held, base)):
+                    r.draw(states[a]())
+                    fields = r.layout.fields
+                    windows = r.draw(states[b]())
+                    assert r.layout.fields is fields, "%s -> %s laid out whole" % (a, b)
+                    assert 0 < _area(windows) < w * h // 4, "%s -> %s: %s" % (a, b, windows)
+                    want.draw(states[b]())
+                    assert buf == want_buf, "%s -> %s at %dx%d" % (a, b, w, h)
+
     def test_a_clock_tick_repaints_and_sends_a_few_glyphs():
         for w, h, mono in SIZES:
             buf, fb, r = screen(w, h, mono)

@@ -15,6 +15,9 @@
 #                    +--completes a chord with keys all PENDING--> SPENT (the chord runs)
 #   HELD --every repeat_ms--> hold (repeats missed while nobody scanned are dropped)
 #
+# While a key with a long is PENDING, `waiting` names it and its long: the screen shows the
+# press at once, and what holding it will do, before the release or the hold decides.
+#
 # A key with neither long nor hold that is in no chord skips PENDING: short on press. A key
 # (not a chord) whose hold is a faster form of its press (a hold, no long: X up / up_fast)
 # acts on the press too, and repeats its hold from long_ms on while held:
@@ -152,6 +155,13 @@ class Keys:
         self.born = [0] * total         # scan_no of the press: same-scan presses are one chord
         self.armed = True               # False from disarm() until a scan ends with all keys up
         self.out = []
+        # The press that waits on its release or its hold, for the screen to show at once:
+        # (name, long intent) of the key or chord PENDING with a long, else None. One tuple
+        # per key, made here: waiting changes without allocating.
+        self.waiting = None
+        self.waiting_k = -1
+        self.wait_info = [None if self.long[i] is None else (self.names[i], self.long[i])
+                          for i in range(total)]
 
     def disarm(self):
         """Give no intent until a scan ends with every key up (keys held at power-on)."""
@@ -209,6 +219,8 @@ class Keys:
             if edge[i] > 0 and self.state[i] == UP:
                 self._press(i)
         self._timers(now_ms)
+        if self.waiting is not None and (self.state[self.waiting_k] != PENDING or not self.armed):
+            self.waiting = None
         if not self.armed:              # disarmed: nothing counts until all keys are up
             while len(self.out) > given:
                 self.out.pop()
@@ -260,6 +272,9 @@ class Keys:
             self.t0[k] = t
             if self.press_wait[k] == 0:
                 self._repeat(k)
+            elif self.wait_info[k] is not None:
+                self.waiting = self.wait_info[k]
+                self.waiting_k = k
 
     def _repeat(self, k):
         """A press-acting key's short, then HELD: its hold from long_ms after the press."""
@@ -283,6 +298,17 @@ class Keys:
                 self.out.append(self.hold[k])
                 nxt = self.next_ms[k] + self.repeat_ms
                 self.next_ms[k] = nxt if nxt > now_ms else now_ms + self.repeat_ms
+
+
+def board_keys(keys):
+    """[(name, intents)] of a board's physical keys, for the self-test to ask for each (a
+    keymap's short, long and hold intents all count); () for keys with no names (SIM's) or
+    none."""
+    names = getattr(keys, "names", None)
+    if not names:
+        return ()
+    return [(names[i].upper(), tuple(x for x in (keys.short[i], keys.long[i], keys.hold[i])
+                                     if x)) for i in range(keys.n_phys)]
 
 
 def matrix_mask(rows, cols, bits):

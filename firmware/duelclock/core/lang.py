@@ -26,6 +26,12 @@ paused|PAUSED|일시 정지|DIJEDA
 turn|Turn %d %s|%d턴 %s|Giliran %d %s
 entry|%s: %d %s %d = %d||
 confirm_key|OK: press again|확인: 다시 누르기|OK: tekan lagi
+pressing|[%s]||
+hold_menu|hold: menu|길게: 메뉴|tahan: menu
+hold_turn|hold: end turn|길게: 턴 종료|tahan: akhiri giliran
+hold_undo|hold: undo|길게: 되돌리기|tahan: urungkan
+hold_sign|hold: +/-|길게: +/-|tahan: +/-
+hold_cancel|hold: cancel|길게: 취소|tahan: batal
 pick_player|Pick A or B|A 또는 B 선택|Pilih A atau B
 menu|Menu|메뉴|
 record|LP record|라이프 기록|Catatan LP

@@ -41,6 +41,8 @@ def _typed(value, k):
 
 class Home:
     mode = "home"
+    # What holding a key does here, shown while it is held (view._pressing): long -> text
+    HOLD = {"menu": "hold_menu", "turn": "hold_turn", "undo": "hold_undo"}
 
     def key(self, ui, k):
         m = ui.match
@@ -73,6 +75,7 @@ class Home:
 class Entry:
     """An LP change being typed: amounts for one or both players, damage unless `sign`."""
     mode = "entry"
+    HOLD = {"menu": "hold_sign", "sign": "hold_sign", "turn": "hold_cancel"}
 
     def __init__(self, p):
         self.p = p

@@ -46,6 +46,7 @@ class Ui:
         self.message = None             # (text, until_ms)
         self.alerts = []                # ("beep", n) / ("flash", ms): the app drains them
         self.last_key_ms = 0
+        self.pressing = None            # Keys.waiting: (key name, long intent) shown as held
         self.left_ms = None             # match time left at the last tick (the 5:00 notice's edge)
         self.judge_extend = False       # the round lets the head judge extend at the table
         self.judge_called = False       # a player asked for a judge; a judge's PIN clears it

@@ -83,6 +83,8 @@ def build(ui, now_ms, sync_age_s=None, battery_pct=None, flash=False, idle_dim_m
             frame.show(ui, s, m)
         else:
             s.banner = ui.text("waiting")
+        if ui.pressing is not None:
+            _pressing(ui, s, frame)
         return s
     _clock(s, ui, m, now_ms)
     s.banner = _banner(ui, m)
@@ -94,7 +96,34 @@ def build(ui, now_ms, sync_age_s=None, battery_pct=None, flash=False, idle_dim_m
         s.turn_clock = clock(turn_ms)
         s.turn_long = turn_ms > LONG_TURN_MS
     frame.show(ui, s, m)
+    if ui.pressing is not None:
+        _pressing(ui, s, frame)
     return s
+
+
+_PRESSING = [None, None, None, None]    # lang, pressing, frame's HOLD -> "[A] hold: menu"
+
+
+def _pressing(ui, s, frame):
+    """A key held and not yet decided (Keys.waiting) shows at once on the LP path's frames
+    (home: in the status line; the entry: in its title): "[A] hold: menu", what the hold
+    will do there (the frame's HOLD: long intent -> text key). Both are fields the
+    renderers draw alone. Other frames (menus) have no HOLD and show the outcome only."""
+    hold = getattr(frame, "HOLD", None)
+    if hold is None:
+        return
+    memo = _PRESSING
+    if memo[0] != ui.lang or memo[1] is not ui.pressing or memo[2] is not hold:
+        memo[0], memo[1], memo[2] = ui.lang, ui.pressing, hold
+        name, long = ui.pressing
+        text = ui.text("pressing", name)
+        if long in hold:
+            text += " " + ui.text(hold[long])
+        memo[3] = text
+    if s.mode == "home" or s.mode == "pre":
+        s.status = memo[3]
+    else:
+        s.title = memo[3]
 
 
 def turn_shown_ms(m, now_ms):
