@@ -349,6 +349,7 @@ class StreamTables(_Clocked):
         self.tables = list(tables)
         self.url = self.path = None
         self.connections = 0
+        self.pumps = 0                # rounds of feed, tick and write done (a test's wait)
         self._lines = Lines(MAX_LINE_BYTES)
         self._stop = threading.Event()
         self._thread = None
@@ -398,6 +399,7 @@ class StreamTables(_Clocked):
         out = b"".join(line for t in self.tables for _, line in t.take())
         if out:
             write(out)
+        self.pumps += 1
 
     def _tcp(self):
         while not self._stop.is_set():

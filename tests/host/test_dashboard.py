@@ -102,9 +102,14 @@ def test_round_from_the_page_time_called_extra_turn_sheet_csv_korean(tmp_path, m
             page.on("request", lambda r: hosts.add(re.match(r"\w+://([^/]+)", r.url).group(1)))
             await page.goto(base + "/")
             await until(lambda: _count(page, ".tile", 5), "five tiles")
-            # Table 4 leaves: no more reports, and its link says it is gone (an MQTT will).
+            # Table 4 leaves: no more reports, and its link says it is gone (an MQTT will),
+            # after its last lines, as a broker sends a will: two rounds of the tables'
+            # thread for what it was writing, a moment for the desk's link to read it.
+            pumps = server.pumps
             server.tables.remove(tables[4])
-            svc.desk.link_status(svc.desk.links[0], 4, False)
+            await until(lambda: _all(lambda: server.pumps > pumps + 1), "table 4's last lines")
+            await asyncio.sleep(0.3)
+            svc._sink.link_status(svc.desk.links[0], 4, False)
             await until(lambda: _has_class(page, 4, "offline"), "table 4 offline")
             await until(lambda: _text(page, "#conn", "Live"), "live")
             await shot(page, "dashboard_idle.png")
