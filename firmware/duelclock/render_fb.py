@@ -73,6 +73,9 @@ _NOWHERE = const(-32768)        # an empty op's x: it touches no window
 BAND_PX = const(2048)           # a window painted and sent in one step, the loop running
                                 # between two: 4 KB of RGB565, 0.5 ms at 62.5 MHz SPI
 _RECTS = const(24)              # dirty rects kept apart; past that a plan sends the screen
+_GAP_PX = const(16)             # dirty rects on common rows this near are one: a line of
+                                # changed glyphs is one window, not one each (a window's
+                                # paint walks every op: its Python work, not its bytes, costs)
 
 
 class FbRenderer:
@@ -393,9 +396,9 @@ class FbRenderer:
 
     def _add(self, ops, j):
         """Mark the box of the op at ops[j] (on screen) dirty: merged with every dirty rect
-        it overlaps or touches into their bounding box (x0, y0, x1, y1; dirty rects never
-        overlap, so no pixel is painted or sent twice). One past _RECTS rects: the plan
-        sends the whole screen."""
+        it overlaps or touches, or shares rows with _GAP_PX apart or less, into their
+        bounding box (x0, y0, x1, y1; dirty rects never overlap, so no pixel is painted or
+        sent twice). One past _RECTS rects: the plan sends the whole screen."""
         x0 = max(0, ops[j])
         y0 = max(0, ops[j + 1])
         x1 = min(self.w, ops[j] + ops[j + 2])
@@ -411,7 +414,9 @@ class FbRenderer:
                 return
         k = 0
         while k < 4 * n:                # absorb every rect it overlaps or touches
-            if x0 <= r[k + 2] and r[k] <= x1 and y0 <= r[k + 3] and r[k + 1] <= y1:
+            if x0 <= r[k + 2] + _GAP_PX and r[k] <= x1 + _GAP_PX and y0 <= r[k + 3] \
+                    and r[k + 1] <= y1 and (y0 < r[k + 3] and r[k + 1] < y1 or
+                                            x0 <= r[k + 2] and r[k] <= x1):
                 x0 = min(x0, r[k])
                 y0 = min(y0, r[k + 1])
                 x1 = max(x1, r[k + 2])
