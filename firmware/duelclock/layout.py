@@ -125,7 +125,8 @@ class Layout:
         self.col = list(self.base)
         # (scale, tight) of the LP entry's rows: the name, the sum, the total
         self.looks = ((sizes.body, False), (sizes.body, True), (sizes.total, True))
-        self._rows_of = self._rows = None   # the last entry text cut, and its rows
+        self._rows_of = None        # the last entry text cut into _rows
+        self._rows = ["", "", ""]
         self.last = None            # the Screen as drawn, field by field (FIELDS' order)
         self.fields = []
         self.claimed = 0            # the FIELDS bits some field draws
@@ -509,21 +510,31 @@ class Layout:
 
     def _entry_rows(self, s):
         """The entry's three rows, 'Name: 8000 - 1500 = 6500' cut into the name, the sum and
-        '= 6500' (slices: a key's frame makes no more strings than these); drawn at the
-        scales and tightness of `looks`."""
+        '= 6500' (a list of the layout's, made again in place); drawn at the scales and
+        tightness of `looks`. A row that reads as before is the string shown before: a key's
+        frame makes a string only for the rows it changed."""
         e = s.entry
+        rows = self._rows
         if e is self._rows_of:
-            return self._rows
+            return rows
         i = e.rfind(" = ")
         j = e.find(": ", 0, i) if i >= 0 else -1
+        n = len(e)
         if i < 0:
-            rows = "", "", e
-        elif j < 0:
-            rows = e[:i], "", e[i + 1:]
+            self._row(0, e, 0, 0)
+            self._row(1, e, 0, 0)
+            self._row(2, e, 0, n)
         else:
-            rows = e[:j], e[j + 2:i], e[i + 1:]
-        self._rows_of, self._rows = e, rows
+            self._row(0, e, 0, j if j >= 0 else i)
+            self._row(1, e, j + 2 if j >= 0 else 0, i if j >= 0 else 0)
+            self._row(2, e, i + 1, n)
+        self._rows_of = e
         return rows
+
+    def _row(self, k, e, a, b):
+        rows = self._rows
+        if len(rows[k]) != b - a or not e.startswith(rows[k], a):
+            rows[k] = e[a:b]
 
     def _entry_heights(self, s):
         """The heights of the entry's three rows as drawn."""

@@ -73,6 +73,7 @@ _NOWHERE = const(-32768)        # an empty op's x: it touches no window
 BAND_PX = const(2048)           # a window painted and sent in one step, the loop running
                                 # between two: 4 KB of RGB565, 0.5 ms at 62.5 MHz SPI
 _RECTS = const(24)              # dirty rects kept apart; past that a plan sends the screen
+_WIDTHS = const(24)             # window widths with a FrameBuffer kept
 _GAP_PX = const(16)             # dirty rects on common rows this near are one: a line of
                                 # changed glyphs is one window, not one each (a window's
                                 # paint walks every op: its Python work, not its bytes, costs)
@@ -91,9 +92,9 @@ class FbRenderer:
     dirty rects are cut into bands of at most BAND_PX pixels, the windows. Rects and
     windows live in storage made once: a plan allocates nothing for them, and the
     windows it returns are good until the next plan. A window is
-    painted in a scratch buffer of its size: the background, then every op touching it in
-    order, offset, so framebuf clips glyphs and rectangles alike to it; then it is copied
-    into the frame. Every pixel outside the windows has the same ops in the same order as
+    painted in a scratch FrameBuffer of its width (one kept a width): the background, then
+    every op touching it in order, offset, so framebuf clips glyphs and rectangles alike to
+    it; then its rows are copied into the frame (a blit from a list source: no object). Every pixel outside the windows has the same ops in the same order as
     before, so the buffer holds what a full draw would paint (tests/upy/test_render_fb.py
     checks it from every golden state to every other). The app plans a frame, then paints
     one window a step (app.frame_task); draw() does it all at once.
@@ -131,7 +132,8 @@ class FbRenderer:
         fmt = framebuf.MONO_VLSB if mono else framebuf.RGB565
         self._fmt = fmt
         self._scratch = bytearray(BAND_PX if mono else 2 * BAND_PX)    # a window's pixels
-        self._wins = {}             # w << 16 | h -> a FrameBuffer of that size on _scratch
+        self._wins = {}             # w -> a FrameBuffer w wide on _scratch, as tall as it holds
+        self._src = [self._scratch, 0, 0, fmt, 0]   # a blit's source: a window's rows
         if mono:
             palette, invert = (0, 1, 1, 1, 1, 1, 1, 1, 0), 1
         else:
@@ -194,10 +196,10 @@ class FbRenderer:
 
     def text(self, s, x, y, scale, color, max_w=0, line_h=0, tight=False):
         """The canvas's text (writer.Writer.text). In a field each text is noted: [first
-        op, bytes, x, y, scale, color, max_w, line_h, tight, x after, characters drawn].
-        Drawn again with the same place and look and text of the same shape (printable
-        ASCII, as long, spaces where they were), only the glyphs of the characters that
-        changed are made again."""
+        op, bytes, x, y, scale, color, max_w, line_h, tight, x after, characters drawn,
+        the string, its ops]. Drawn again with the same place and look: the same string
+        object makes nothing; a text of the same shape (printable ASCII, as long, spaces
+        where they were) makes again only the glyphs of the characters that changed."""
         runs = self._runs
         wr = self.wr
         if runs is not None and self._slots is not None:
@@ -205,18 +207,31 @@ class FbRenderer:
             self._k = k + 1
             if k < len(runs):
                 run = runs[k]
-                b = wr._plain(s)
-                if run[0] == self.n and b is not None and run[1] is not None \
-                        and len(b) == len(run[1]) and run[2] == x \
-                        and run[3] == y and run[4] == scale and run[5] == color and run[6] == max_w \
-                        and run[7] == line_h and run[8] == tight and self._retext(run, b):
-                    return run[9]
-                runs[k] = run = [self.n, b, x, y, scale, color, max_w, line_h, tight, 0, 0]
+                if run[0] == self.n and run[2] == x and run[3] == y and run[4] == scale \
+                        and run[5] == color and run[6] == max_w and run[7] == line_h \
+                        and run[8] == tight:
+                    if run[11] is s:        # the very string drawn there: its ops stand
+                        self.n += run[12]
+                        return run[9]
+                    b = wr._plain(s)
+                    if b is not None and run[1] is not None and len(b) == len(run[1]) \
+                            and self._retext(run, b):
+                        run[11] = s
+                        return run[9]
+                run[0] = self.n         # drawn whole again: the same record, made anew
+                run[2] = x
+                run[3] = y
+                run[4] = scale
+                run[5] = color
+                run[6] = max_w
+                run[7] = line_h
+                run[8] = tight
             else:
                 runs.append(None)
-                run = runs[k] = [self.n, None, x, y, scale, color, max_w, line_h, tight, 0, 0]
+                run = runs[k] = [self.n, None, x, y, scale, color, max_w, line_h, tight, 0, 0,
+                                 None, 0]
         elif runs is not None:
-            run = [self.n, None, x, y, scale, color, max_w, line_h, tight, 0, 0]
+            run = [self.n, None, x, y, scale, color, max_w, line_h, tight, 0, 0, None, 0]
             runs.append(run)
         else:
             return wr.text(s, x, y, scale, color, max_w, line_h, tight)
@@ -224,6 +239,8 @@ class FbRenderer:
         run[1] = wr._plain(s)
         w = (7 if tight else 8) * scale
         run[10] = (end - x) // w
+        run[11] = s
+        run[12] = self.n - run[0]
         return end
 
     def _retext(self, run, b):
@@ -363,14 +380,17 @@ class FbRenderer:
         if w * h > BAND_PX:
             self._paint(self.fb, x0, y0, w, h, 0, 0)
             return
-        key = w << 16 | h
-        fb = self._wins.get(key)
+        fb = self._wins.get(w)
         if fb is None:
-            if len(self._wins) >= 24:
-                self._wins.popitem()        # one size out: the others stay made
-            fb = self._wins[key] = framebuf.FrameBuffer(self._scratch, w, h, self._fmt)
+            if len(self._wins) >= _WIDTHS:
+                self._wins.popitem()        # one width out: the others stay made
+            fb = self._wins[w] = framebuf.FrameBuffer(self._scratch, w, BAND_PX // w, self._fmt)
         self._paint(fb, x0, y0, w, h, x0, y0)
-        self.fb.blit(fb, x0, y0)
+        src = self._src                     # its first h rows (what is below: not sent)
+        src[1] = w
+        src[2] = h
+        src[4] = w
+        self.fb.blit(src, x0, y0)
 
     def _paint(self, fb, x0, y0, w, h, dx, dy):
         # window (x0, y0, w, h) of the frame on `fb`, its pixel (x, y) at (x - dx, y - dy).

@@ -16,10 +16,11 @@
 # Glyphs: text() cuts a string into glyphs, each with the box its ink covers, and draws
 # each (glyph()) or, when `record` is set, hands it to record(x, y, w, h, kind, a, b, color)
 # instead (render_fb keeps them to redraw only what changed). A scaled glyph is drawn with
-# one C call: its bitmap at that scale is rendered once into a small 1-bit FrameBuffer and
-# blitted through a one-colour palette (a 48x48 clock digit: 288 bytes, 1 blit instead of
-# 10-30 fill_rects of its pixel runs). Up to CACHE glyphs are kept; then the cache starts
-# over.
+# one C call through a one-colour palette. font_digits' glyphs (the clocks, LP) are blitted
+# straight from the font's bytes (a blit's source may be a list: rows, width, height,
+# format, stride), nothing rendered or copied. Any other scaled glyph is rendered once into
+# a small 1-bit FrameBuffer (1 blit instead of 10-30 fill_rects of its pixel runs); up to
+# CACHE of them are kept, then the cache starts over.
 from array import array
 
 import framebuf
@@ -55,7 +56,7 @@ _ASCII = const(1)                       # glyph kinds: a = the character code, b
 _WIDE = const(2)                        # a = the font's glyph index, b = ws | bytes << 4 | bold << 8 (< 0x200)
 _BOX = const(3)                         # a character the font lacks: a rect outline
 _DIGIT = const(4)                       # a = the character code, b = the scale (font_digits)
-_CACHE = const(48)                      # scaled glyphs kept as bitmaps (the clock's and LP's digits)
+_CACHE = const(48)                      # other scaled glyphs kept (names, hints, body text)
 
 
 class Writer:
@@ -92,6 +93,19 @@ class Writer:
             self._ink[i] = 0xff if first == 8 else first << 4 | last
         self._off, self._runs = _runs_table()
         self._cache = {}
+        # font_digits' cells: scale << 8 | code -> (its rows, a view of the font's bytes,
+        # and its first inked column), made up front (a cell's first draw makes nothing)
+        self._digits = {}
+        if digits is not None:
+            for si in range(len(digits.SCALES)):
+                sc = digits.SCALES[si]
+                n = 8 * sc * ((7 * sc + 7) // 8)
+                rows = memoryview(digits.ROWS[si])
+                for k in range(len(digits.CHARS)):
+                    self._digits[sc << 8 | digits.CHARS[k]] = (rows[k * n:(k + 1) * n],
+                                                               digits.INK[si][2 * k])
+        self._src = [None, 0, 0, framebuf.MONO_HLSB, 0]    # a blit's source (rows, w, h,
+                                                            # format, stride), made again
         self._pal = {}
         self._s = None                  # the last string asked about, and its bytes if it
         self._b = None                  # is printable ASCII (else None): see _ascii
@@ -267,6 +281,16 @@ class Writer:
             fb.rect(x, y, w, h, color)
         elif kind == _ASCII and b == 1:
             fb.text(chr(a), x - (self._ink[a - _ASCII_FIRST] >> 4), y, color)
+        elif kind == _DIGIT:
+            # the whole cell, blitted from its place in the font's bytes (in flash when
+            # frozen): its blank columns are the blit's key, so only the ink box is drawn
+            src = self._src
+            rows, first = self._digits[b << 8 | a]
+            src[0] = rows
+            src[1] = 7 * b
+            src[2] = h
+            src[4] = (7 * b + 7) // 8 * 8
+            fb.blit(src, x - first, y, color ^ 1, self._palette(color))
         else:
             fb.blit(self._bitmap(kind, a, b, w, h), x, y, color ^ 1, self._palette(color))
 
@@ -282,12 +306,6 @@ class Writer:
             if kind == _ASCII:
                 at = 8 * (a - _ASCII_FIRST)
                 self._rows(bm, self._ascii, at, 8, 1, 1, -(self._ink[a - _ASCII_FIRST] >> 4) * b, 0, b)
-            elif kind == _DIGIT:                # the cell's rows, from its first inked column
-                d = self.digits
-                si, k = self._digit(a, b)
-                stride = (7 * b + 7) // 8
-                self._rows(bm, d.ROWS[si], k * 8 * b * stride, 8 * b, stride, stride,
-                           -d.INK[si][2 * k], 0, 1)
             else:
                 f = self.font
                 ws = b & 15

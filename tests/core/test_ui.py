@@ -631,3 +631,15 @@ def test_the_self_test_shows_no_hint_over_its_steps():
     before = build(ui, MIN)
     ui.pressing = ("A", "menu")
     assert same(build(ui, MIN), before)
+
+
+def test_a_clock_shows_its_second_as_sheet_clock_does_and_is_made_once_a_second():
+    from duelclock.core.sheet import clock
+    from duelclock.core.view import _clock_text
+    memo = [None, None, None]
+    for t_ms in (0, 1, 999, 1000, 59999, 60000, -1, -999, -1000, -1001, 3599999, -60000):
+        assert _clock_text(memo, "", t_ms) == clock(t_ms)
+        assert _clock_text(memo, "+", t_ms) == "+" + clock(t_ms)
+    first = _clock_text(memo, "", 42000)
+    assert _clock_text(memo, "", 42999) is first         # the same second: the same text
+    assert _clock_text(memo, "", 43000) == "0:43"

@@ -93,7 +93,7 @@ def build(ui, now_ms, sync_age_s=None, battery_pct=None, flash=False, idle_dim_m
     if m.in_duel:
         s.turn = _turn_text(ui, m)
         turn_ms = turn_shown_ms(m, now_ms)
-        s.turn_clock = clock(turn_ms)
+        s.turn_clock = _clock_text(_TURN_CLOCK, "", turn_ms)
         s.turn_long = turn_ms > LONG_TURN_MS
     frame.show(ui, s, m)
     if ui.pressing is not None:
@@ -209,17 +209,32 @@ def _age(s):
     return "%dm" % (s // 60) if s < 5400 else "%dh" % (s // 3600)
 
 
+# The clocks' last texts: [prefix, second, text] each. A clock is formatted once a second
+# it shows, not once a frame: a key's frame between two ticks makes no clock string.
+_ROUND_CLOCK = [None, None, None]
+_TURN_CLOCK = [None, None, None]
+
+
+def _clock_text(memo, prefix, t_ms):
+    """prefix + clock(t_ms): the text made last time when it shows the same second."""
+    sec = (t_ms if t_ms >= 0 else -t_ms) // 1000 * 2 + (t_ms < 0)      # clock()'s own key
+    if memo[0] != prefix or memo[1] != sec:
+        memo[0], memo[1] = prefix, sec
+        memo[2] = prefix + clock(t_ms) if prefix else clock(t_ms)
+    return memo[2]
+
+
 def _clock(s, ui, m, now_ms):
     left = m.remaining_ms(now_ms)
     if m.over:
         s.clock_style = "over"
-        s.clock = clock(max(0, left))
+        s.clock = _clock_text(_ROUND_CLOCK, "", max(0, left))
     elif m.time_called:
         s.clock_style = "time"
-        s.clock = "+" + clock(-left)
+        s.clock = _clock_text(_ROUND_CLOCK, "+", -left)
     else:
         s.clock_style = "last5" if left <= LAST_MINUTES_MS else "normal"
-        s.clock = clock(max(0, left))
+        s.clock = _clock_text(_ROUND_CLOCK, "", max(0, left))
 
 
 def _banner(ui, m):
