@@ -1,12 +1,13 @@
 # The table: asyncio tasks at the edges, the only code that reads ticks or touches I/O.
 #
-#   keys task     board.keys.scan -> Ui.key(intent, round ms) -> frame at once
-#   frame task    Ui.tick -> view.build -> renderer.plan -> a window at a time: paint it,
-#                 let the other tasks run; then display.show(windows) (a whole frame at
-#                 62.5 MHz SPI: 8.3 ms); alerts -> buzzer. A frame when a key or a desk
-#                 command came in (Table.poke wakes it), or when the clocks' second turns
-#                 (_FLASH_MS while the screen flashes); asleep between, never polling; none
-#                 when the Screen is the same as the last one drawn.
+#   screen task   every KEY_SCAN_MS: board.keys.scan -> Ui.key(intent, round ms); then a
+#                 frame at once if a key or a desk command came in (Table.poke), or when
+#                 the clocks' second turns (_FLASH_MS while the screen flashes): Ui.tick ->
+#                 view.build -> renderer.plan -> a window at a time: paint it, let the
+#                 link task run, read the keys; then display.show(windows) (a whole frame
+#                 at 62.5 MHz SPI: 8.3 ms); alerts -> buzzer. None when the Screen is the
+#                 same as the last one drawn. One task: a key wakes no other (no cancel,
+#                 no exception object a key).
 #   link task     link.poll -> Session.feed (commands, sync replies); Session.tick (sync
 #                 requests, state, record, result: core/session.py) -> link.send
 #
@@ -76,7 +77,6 @@ class Table:
         # said at the first frame, whatever it shows: which table this board is, on what
         self.power_on = self.ui.text("power_on", cfg["table"], VERSION,
                                      "Wi-Fi" if cfg.get("link") == "mqtt" else "USB")
-        self.napper = None            # the frame task while it sleeps till the next change
 
     # --- the screen -----------------------------------------------------------------------
 
@@ -139,48 +139,45 @@ class Table:
         self.poke()
 
     def poke(self):
-        """Something came in (a key, a desk command): the frame task looks at the screen now.
-        Asleep, it is woken by a cancel (what a board's loop does between changes: no
-        polling; an exception object only when something came in)."""
+        """Something came in (a key, a desk command): the screen task plans a frame at its
+        next step (within KEY_SCAN_MS)."""
         self.poked = True
-        if self.napper is not None:
-            self.napper.cancel()
+
+    def scan(self, keys):
+        """The keys read at local ms now: their intents taken; a key held and not yet
+        decided (Keys.waiting) shown. Returns now."""
+        now = self.local_ms()
+        for intent in keys.scan(now):
+            self.key(intent)
+        ui = self.ui
+        if keys.waiting is not ui.pressing:     # a key held, release or hold not yet: shown
+            ui.pressing = keys.waiting
+            self.poked = True
+        return now
 
 
 # --- tasks -------------------------------------------------------------------------------
 
-async def keys_task(table, keys):
-    ui = table.ui
+async def screen_task(table, keys, renderer, present):
+    due = 0                             # local ms of the screen's next change by itself
     while True:
-        for intent in keys.scan(table.local_ms()):
-            table.key(intent)
-        if keys.waiting is not ui.pressing:     # a key held, release or hold not yet: shown
-            ui.pressing = keys.waiting
-            table.poke()
-        await asyncio.sleep_ms(KEY_SCAN_MS)
-
-
-async def frame_task(table, renderer, present):
-    me = asyncio.current_task()
-    while True:
-        wait, windows = table.frame(renderer)
-        due = table.local_ms() + wait
-        if windows:
-            for w in windows:
-                renderer.paint(w)
-                await asyncio.sleep_ms(0)
-            present(windows)
-        if table.poked:
-            continue
-        table.napper = me
-        try:
-            left_ms = due - table.local_ms()
-            if table.local_per_real != 1:       # a simulated board's faster clock
-                left_ms = int(left_ms / table.local_per_real) + 1
-            await asyncio.sleep_ms(max(0, left_ms))
-        except asyncio.CancelledError:      # Table.poke: a key or a desk command
-            pass
-        table.napper = None
+        now = table.scan(keys)
+        if table.poked or now - due >= 0:
+            wait, windows = table.frame(renderer)
+            due = table.local_ms() + wait
+            if windows:
+                for w in windows:
+                    renderer.paint(w)
+                    await asyncio.sleep_ms(0)
+                    table.scan(keys)        # a press waits one window, not a whole frame
+                present(windows)
+            if table.poked:
+                continue
+            now = table.local_ms()
+        left_ms = due - now
+        if table.local_per_real != 1:           # a simulated board's faster clock
+            left_ms = int(left_ms / table.local_per_real) + 1
+        await asyncio.sleep_ms(max(0, min(KEY_SCAN_MS, left_ms)))
 
 
 async def link_task(table):
@@ -287,7 +284,6 @@ def _main(board, root):
         pass
 
     async def run():
-        asyncio.create_task(keys_task(table, board.keys))
-        asyncio.create_task(frame_task(table, renderer, present))
+        asyncio.create_task(screen_task(table, board.keys, renderer, present))
         await link_task(table)
     asyncio.run(run())

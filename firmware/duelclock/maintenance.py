@@ -50,7 +50,7 @@ def maintenance(table, renderer, present, tbl_key, draw):
 
 
 def _draw(table, renderer, present):
-    # A frame at once, outside the frame task (which runs only once the table plays).
+    # A frame at once, outside the screen task (which runs only once the table plays).
     windows = table.frame(renderer)[1]
     for w in windows:
         renderer.paint(w)

@@ -87,7 +87,7 @@ class DioRenderer:
         self.layout = Layout(self, _Big, [rgb888(r, g, b) for r, g, b in RGB], 0xffffff)
 
     def plan(self, s):
-        """The app's step (app.frame_task): the fields that changed, else a whole draw;
+        """The app's step (app.screen_task): the fields that changed, else a whole draw;
         nothing for the app to paint or send."""
         if not self.layout.update(s):
             self.draw(s)

@@ -236,8 +236,7 @@ def renderer_of(board):
 
 async def run(board, t, screen, until, held, since=None):
     renderer, present = screen
-    asyncio.create_task(app.keys_task(t, board.keys))
-    asyncio.create_task(app.frame_task(t, renderer, present))
+    asyncio.create_task(app.screen_task(t, board.keys, renderer, present))
     asyncio.create_task(app.link_task(t))
     asyncio.create_task(watch(held, since))
     while not until():
@@ -365,7 +364,7 @@ def duel(idle_s, keys):
             due[0] = False
             key_bytes[n[1]] = d.sent - sent
             n[1] += 1
-    d.show = shown                      # the present make_renderer hands the frame task
+    d.show = shown                      # the present make_renderer hands the screen task
     held = [0]
     out = {}
     link = [0]

@@ -15,7 +15,7 @@
 # steps it +100 STEPS times, A confirms), then IDLE_MS with nobody at the keys. Every
 # LINK_MS of virtual time the link is polled and ticked (as app.link_task); every STEP_MS a
 # frame is made when one is due or something came in, its windows painted and presented
-# (as app.frame_task).
+# (as app.screen_task).
 # With `mark`, each key's frame is made as soon as the key is in, and oct() is called
 # before each key, after its frame, and after the last key's KEY_EVERY_MS: a C function
 # the firmware never calls, where callgrind cuts its counts (bench_work.py). A key's frame
@@ -142,7 +142,7 @@ class Run:
             self.frame()
 
     def frame(self):
-        """A frame now: planned, its windows painted and presented (app.frame_task)."""
+        """A frame now: planned, its windows painted and presented (app.screen_task)."""
         t = self.t
         t.poked = False
         wait, windows = t.frame(self.renderer)
@@ -190,7 +190,7 @@ def main(keys, idle_ms, mark):
         if mark:
             oct(0)
         if held and k in (0, STEPS + 1):
-            r.t.ui.pressing = ("A", "menu")     # app.keys_task: Keys.waiting at A's press
+            r.t.ui.pressing = ("A", "menu")     # app.Table.scan: Keys.waiting at A's press
             r.t.poked = True
             if mark:
                 r.frame()
@@ -202,7 +202,7 @@ def main(keys, idle_ms, mark):
             continue
         r.key("a" if k in (0, STEPS + 1) else "up")
         if mark:
-            r.frame()                   # its frame at once, as the poked frame task does
+            r.frame()                   # its frame at once, as the poked screen task does
             oct(1)
         r.run(KEY_EVERY_MS)
     if mark:

@@ -283,7 +283,7 @@ def test_time_based_decisions_reach_the_record():
 def test_a_confirmation_is_stamped_when_confirmed_not_when_opened():
     ui, saved = _table(seating=True)
     ui.key("a", -MIN)
-    ui.tick(-MIN + 500)                         # the frame task ticks between the two keys
+    ui.tick(-MIN + 500)                         # the screen task ticks between the two keys
     ui.key("a", -MIN + 900)
     assert saved[-1] == {"t": -MIN + 900, "ev": "seated", "p": "A"}
 

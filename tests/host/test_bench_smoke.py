@@ -247,7 +247,7 @@ def test_work_driver_plays_the_keys_it_is_given_in_virtual_time():
 
 
 def test_typing_through_the_app_loop_shows_each_press_of_a_before_its_release():
-    # The real keys task on the Pico W's keymap: A (menu on hold) waits on its release, and
+    # The real screen task on the Pico W's keymap: A (menu on hold) waits on its release, and
     # the screen shows it held at once; X acts on its press. No press is lost.
     import bench_display
     r = bench_display._upy("upy_loop.py", ["typing"])

@@ -86,7 +86,7 @@ def test_sync_requests_go_at_qos_0_and_reports_at_qos_1(broker):
 FAULT_S = 14            # > link._CONNECT_TIMEOUT_MS: a hung connect is given up and tried again
 RECOVER_S = 60          # the back-off's longest wait (30 s) and a connect, on a loaded machine
 KEEPALIVE_S = 4         # the tables' here: a broker gone quiet is found in 4 s
-FRAME_GAP_MS = 1500     # the frame task looks at the screen every second; a held loop would not
+FRAME_GAP_MS = 1500     # the screen task looks at the screen every second; a held loop would not
 HEAP = "512k"           # the app at 240x135 on the 64-bit unix port (simulator/table.py)
 
 

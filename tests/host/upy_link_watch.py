@@ -1,7 +1,7 @@
 # Runs under MicroPython on boards/SIM: the real table (duelclock.app.main, its config from
 # DUELCLOCK_SIM_CONFIG) with a watch on its loop. Each second it prints one JSON line:
 #   t       the board's local ms
-#   frames  Table.frame calls since the last line (the frame task looks at the screen at
+#   frames  Table.frame calls since the last line (the screen task looks at the screen at
 #           least once a second: the clock's next second)
 #   gap     the longest between two of them since the last line, ms
 #   hold    the longest one MqttLink.poll() or send() took since the last line, ms
