@@ -127,6 +127,7 @@ class Layout:
         self.looks = ((sizes.body, False), (sizes.body, True), (sizes.total, True))
         self._rows_of = None        # the last entry text cut into _rows
         self._rows = ["", "", ""]
+        self._boxes = [None] * 10   # _wrap_box's last two: text, scale, max_w, max_h, answer
         self.last = None            # the Screen as drawn, field by field (FIELDS' order)
         self.fields = []
         self.claimed = 0            # the FIELDS bits some field draws
@@ -642,7 +643,24 @@ class Layout:
         return True
 
     def _wrap_box(self, text, scale, max_w, max_h):
-        """Like _wrap, but as many lines as max_h holds at each scale (a header)."""
+        """Like _wrap, but as many lines as max_h holds at each scale (a header). The last
+        two answers are kept: a title's field asks ok, then draws, and a held key's hint
+        and the title it covers take turns."""
+        memo = self._boxes
+        for i in (0, 5):
+            if memo[i] is text and memo[i + 1] == scale and memo[i + 2] == max_w \
+                    and memo[i + 3] == max_h:
+                return memo[i + 4]
+        got = self._wrap_box_new(text, scale, max_w, max_h)
+        memo[5:10] = memo[0:5]
+        memo[0] = text
+        memo[1] = scale
+        memo[2] = max_w
+        memo[3] = max_h
+        memo[4] = got
+        return got
+
+    def _wrap_box_new(self, text, scale, max_w, max_h):
         while True:
             sc, lines = self._wrap(text, scale, max_w, max(1, max_h // self.c.height(text, scale)))
             if sc == scale or scale == 1:

@@ -97,7 +97,7 @@ class FbRenderer:
     it; then its rows are copied into the frame (a blit from a list source: no object). Every pixel outside the windows has the same ops in the same order as
     before, so the buffer holds what a full draw would paint (tests/upy/test_render_fb.py
     checks it from every golden state to every other). The app plans a frame, then paints
-    one window a step (app.frame_task); draw() does it all at once.
+    one window a step (app.screen_task); draw() does it all at once.
 
     A field of the layout (layout.Layout: the clock, LP...) owns a run of op slots, its ops
     and _SLACK empty ones after them. When only fields' values changed, plan() lays out
@@ -281,11 +281,14 @@ class FbRenderer:
                 self._slots = None              # no room: done() says so
                 self.n = self._at
                 return
-            if ops[j] == x and ops[j + 1] == y and ops[j + 2] == w and ops[j + 3] == h \
-                    and ops[j + 4] == kind and ops[j + 5] == a and ops[j + 6] == b and ops[j + 7] == color:
+            ox = ops[j]
+            oy = ops[j + 1]
+            ow = ops[j + 2]
+            oh = ops[j + 3]
+            if ox == x and oy == y and ow == w and oh == h and ops[j + 4] == kind \
+                    and ops[j + 5] == a and ops[j + 6] == b and ops[j + 7] == color:
                 self.n += 1
                 return
-            self._add(ops, j)                   # its old box and (below) its new one
         elif j == len(ops):
             ops.extend(bytes(4 * _OP * 16))      # room for 16 more (a busier screen)
         ops[j] = x
@@ -296,9 +299,17 @@ class FbRenderer:
         ops[j + 5] = a
         ops[j + 6] = b
         ops[j + 7] = color
-        if redo:
-            self._add(ops, j)
         self.n += 1
+        if redo:                                # its old box and its new one dirty: one
+            if ox == _NOWHERE:                  # rect when they overlap or touch (a glyph
+                self._dirty(x, y, x + w, y + h)     # in the same cell), else two
+            elif ox <= x + w and x <= ox + ow and oy <= y + h and y <= oy + oh:
+                self._dirty(ox if ox < x else x, oy if oy < y else y,
+                            ox + ow if ox + ow > x + w else x + w,
+                            oy + oh if oy + oh > y + h else y + h)
+            else:
+                self._dirty(ox, oy, ox + ow, oy + oh)
+                self._dirty(x, y, x + w, y + h)
 
     # --- drawing -------------------------------------------------------------------------
 
@@ -332,9 +343,9 @@ class FbRenderer:
                     and ops[j + 6] == old[j + 6] and ops[j + 7] == old[j + 7]:
                 continue
             if i < old_n:
-                self._add(old, j)
+                self._dirty(old[j], old[j + 1], old[j] + old[j + 2], old[j + 1] + old[j + 3])
             if i < n:
-                self._add(ops, j)
+                self._dirty(ops[j], ops[j + 1], ops[j] + ops[j + 2], ops[j + 1] + ops[j + 3])
         return self._windows(self.bg != self.old_bg)
 
     def _windows(self, whole):
@@ -401,10 +412,10 @@ class FbRenderer:
         fb.fill_rect(x0 - dx, y0 - dy, w, h, self.bg)
         wr = self.wr
         ops = self.ops
-        for j in range(0, self.n * _OP, _OP):
-            x = ops[j]
+        for j in range(0, self.n * _OP, _OP):       # rows first: windows are bands
             y = ops[j + 1]
-            if x < x1 and x0 < x + ops[j + 2] and y < y1 and y0 < y + ops[j + 3]:
+            if y < y1 and y0 < y + ops[j + 3] and ops[j] < x1 and x0 < ops[j] + ops[j + 2]:
+                x = ops[j]
                 if ops[j + 4]:
                     wr.glyph(x - dx, y - dy, ops[j + 2], ops[j + 3], ops[j + 4], ops[j + 5],
                              ops[j + 6], ops[j + 7], fb)
@@ -414,15 +425,19 @@ class FbRenderer:
                     fb.fill_rect(cx - dx, cy - dy, min(x + ops[j + 2], x1) - cx,
                                  min(y + ops[j + 3], y1) - cy, ops[j + 7])
 
-    def _add(self, ops, j):
-        """Mark the box of the op at ops[j] (on screen) dirty: merged with every dirty rect
-        it overlaps or touches, or shares rows with _GAP_PX apart or less, into their
+    def _dirty(self, x0, y0, x1, y1):
+        """Mark box (x0, y0)-(x1, y1) dirty, on screen: merged with every dirty rect it
+        overlaps or touches, or shares rows with _GAP_PX apart or less, into their
         bounding box (x0, y0, x1, y1; dirty rects never overlap, so no pixel is painted or
         sent twice). One past _RECTS rects: the plan sends the whole screen."""
-        x0 = max(0, ops[j])
-        y0 = max(0, ops[j + 1])
-        x1 = min(self.w, ops[j] + ops[j + 2])
-        y1 = min(self.h, ops[j + 1] + ops[j + 3])
+        if x0 < 0:
+            x0 = 0
+        if y0 < 0:
+            y0 = 0
+        if x1 > self.w:
+            x1 = self.w
+        if y1 > self.h:
+            y1 = self.h
         if x0 >= x1 or y0 >= y1:
             return
         r = self._rect
@@ -437,10 +452,14 @@ class FbRenderer:
             if x0 <= r[k + 2] + _GAP_PX and r[k] <= x1 + _GAP_PX and y0 <= r[k + 3] \
                     and r[k + 1] <= y1 and (y0 < r[k + 3] and r[k + 1] < y1 or
                                             x0 <= r[k + 2] and r[k] <= x1):
-                x0 = min(x0, r[k])
-                y0 = min(y0, r[k + 1])
-                x1 = max(x1, r[k + 2])
-                y1 = max(y1, r[k + 3])
+                if r[k] < x0:
+                    x0 = r[k]
+                if r[k + 1] < y0:
+                    y0 = r[k + 1]
+                if r[k + 2] > x1:
+                    x1 = r[k + 2]
+                if r[k + 3] > y1:
+                    y1 = r[k + 3]
                 n -= 1                  # the last rect takes its place
                 m = 4 * n
                 r[k] = r[m]
