@@ -73,7 +73,9 @@ _NOWHERE = const(-32768)        # an empty op's x: it touches no window
 BAND_PX = const(2048)           # a window painted and sent in one step, the loop running
                                 # between two: 4 KB of RGB565, 0.5 ms at 62.5 MHz SPI
 _RECTS = const(24)              # dirty rects kept apart; past that a plan sends the screen
-_WIDTHS = const(24)             # window widths with a FrameBuffer kept
+_PANES = (16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128, 144, 160, 200)    # scratch widths
+                                # (and the screen's): a window is painted in the narrowest
+                                # that holds it, as many rows as BAND_PX gives that width
 _GAP_PX = const(16)             # dirty rects on common rows this near are one: a line of
                                 # changed glyphs is one window, not one each (a window's
                                 # paint walks every op: its Python work, not its bytes, costs)
@@ -91,12 +93,13 @@ class FbRenderer:
     draw's list marks its old and new boxes dirty (rects merged where they touch); the
     dirty rects are cut into bands of at most BAND_PX pixels, the windows. Rects and
     windows live in storage made once: a plan allocates nothing for them, and the
-    windows it returns are good until the next plan. A window is
-    painted in a scratch FrameBuffer of its width (one kept a width): the background, then
-    every op touching it in order, offset, so framebuf clips glyphs and rectangles alike to
-    it; then its rows are copied into the frame (a blit from a list source: no object). Every pixel outside the windows has the same ops in the same order as
-    before, so the buffer holds what a full draw would paint (tests/upy/test_render_fb.py
-    checks it from every golden state to every other). The app plans a frame, then paints
+    windows it returns are good until the next plan. A window is painted in the
+    narrowest of a few scratch FrameBuffers that holds it (made at start): the
+    background, then every op touching it in order, offset, so framebuf clips glyphs and
+    rectangles alike to its left and top; then its w x h pixels are copied into the
+    frame (a blit from a list source: no object). Every pixel outside the windows has
+    the same ops in the same order as before, so the buffer holds what a full draw would
+    paint (tests/upy/test_render_fb.py checks it from every golden state to every other). The app plans a frame, then paints
     one window a step (app.screen_task); draw() does it all at once.
 
     A field of the layout (layout.Layout: the clock, LP...) owns a run of op slots, its ops
@@ -132,7 +135,9 @@ class FbRenderer:
         fmt = framebuf.MONO_VLSB if mono else framebuf.RGB565
         self._fmt = fmt
         self._scratch = bytearray(BAND_PX if mono else 2 * BAND_PX)    # a window's pixels
-        self._wins = {}             # w -> a FrameBuffer w wide on _scratch, as tall as it holds
+        self._pane_w = tuple([p for p in _PANES if p < width] + [width])
+        self._panes = [framebuf.FrameBuffer(self._scratch, p, BAND_PX // p, fmt)
+                       for p in self._pane_w]    # all made now: a window makes none
         self._src = [self._scratch, 0, 0, fmt, 0]   # a blit's source: a window's rows
         if mono:
             palette, invert = (0, 1, 1, 1, 1, 1, 1, 1, 0), 1
@@ -369,7 +374,7 @@ class FbRenderer:
         for k in range(0, 4 * n, 4):
             x = r[k]
             w = r[k + 2] - x
-            rows = max(1, BAND_PX // w)
+            rows = BAND_PX // self._pane_w[self._pane(w)]
             y = r[k + 1]
             while y < r[k + 3]:
                 if len(out) == len(pool):
@@ -391,17 +396,21 @@ class FbRenderer:
         if w * h > BAND_PX:
             self._paint(self.fb, x0, y0, w, h, 0, 0)
             return
-        fb = self._wins.get(w)
-        if fb is None:
-            if len(self._wins) >= _WIDTHS:
-                self._wins.popitem()        # one width out: the others stay made
-            fb = self._wins[w] = framebuf.FrameBuffer(self._scratch, w, BAND_PX // w, self._fmt)
-        self._paint(fb, x0, y0, w, h, x0, y0)
-        src = self._src                     # its first h rows (what is below: not sent)
-        src[1] = w
+        k = self._pane(w)
+        self._paint(self._panes[k], x0, y0, w, h, x0, y0)
+        src = self._src                     # its first w columns of its first h rows
+        src[1] = w                          # (what is right of or below them: not sent)
         src[2] = h
-        src[4] = w
+        src[4] = self._pane_w[k]
         self.fb.blit(src, x0, y0)
+
+    def _pane(self, w):
+        """The narrowest scratch FrameBuffer that holds a window w wide: its index."""
+        panes = self._pane_w
+        k = 0
+        while panes[k] < w:
+            k += 1
+        return k
 
     def _paint(self, fb, x0, y0, w, h, dx, dy):
         # window (x0, y0, w, h) of the frame on `fb`, its pixel (x, y) at (x - dx, y - dy).
