@@ -127,6 +127,7 @@ class Layout:
         self.looks = ((sizes.body, False), (sizes.body, True), (sizes.total, True))
         self._rows_of = None        # the last entry text cut into _rows
         self._rows = ["", "", ""]
+        self._row_geo = [None] * 12     # each entry row: its text, scale, height, x
         self._boxes = [None] * 10   # _wrap_box's last two: text, scale, max_w, max_h, answer
         self.last = None            # the Screen as drawn, field by field (FIELDS' order)
         self.fields = []
@@ -555,12 +556,19 @@ class Layout:
         fg = self.col[_FG]
         room = W - 2 * self.z.pad
         rows = self._entry_rows(s)
+        geo = self._row_geo
         for i in range(3):
             line = rows[i]
             sc, tight = self.looks[i]
-            fs = c.fit(line, sc, room, tight)
-            h = c.height(line, fs)
-            c.text(line, max(0, (W - c.width(line, fs, tight)) // 2), y, fs, fg, W, h, tight)
+            j = 4 * i
+            if geo[j] is not line:          # a row as it was: measured as it was
+                fs = c.fit(line, sc, room, tight)
+                geo[j] = line
+                geo[j + 1] = fs
+                geo[j + 2] = c.height(line, fs)
+                geo[j + 3] = max(0, (W - c.width(line, fs, tight)) // 2)
+            h = geo[j + 2]
+            c.text(line, geo[j + 3], y, geo[j + 1], fg, W, h, tight)
             y += h + gap
 
     def _entry_ok(self, s, g):
