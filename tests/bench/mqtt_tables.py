@@ -215,10 +215,13 @@ class Host:
                         c = key.data
                         if mask & selectors.EVENT_WRITE:
                             c.flush()
-                        if mask & selectors.EVENT_READ and c.readable():
-                            if self.auto_tick:
-                                c.table.tick(self.local_ms(c.table.tbl))
-                            c.send_lines()
+                        if mask & selectors.EVENT_READ:
+                            if c.readable():
+                                if self.auto_tick:
+                                    c.table.tick(self.local_ms(c.table.tbl))
+                                c.send_lines()
+                            else:       # a read may queue a write: the SUBSCRIBE that
+                                c.poll()    # answers the CONNACK, a PUBACK
                     if self.error is not None:
                         raise self.error
                     now = time.monotonic()
