@@ -105,7 +105,7 @@ class Writer:
                     self._digits[sc << 8 | digits.CHARS[k]] = (rows[k * n:(k + 1) * n],
                                                                digits.INK[si][2 * k])
         self._src = [None, 0, 0, framebuf.MONO_HLSB, 0]    # a blit's source (rows, w, h,
-                                                            # format, stride), made again
+                                                            # format, stride): filled per blit
         self._pal = {}
         self._s = None                  # the last string asked about, and its bytes if it
         self._b = None                  # is printable ASCII (else None): see _ascii
