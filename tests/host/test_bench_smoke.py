@@ -175,6 +175,29 @@ def test_wifi_proxy_holds_udp_datagrams():
     assert counts["packets"] == counts["held"] == 6
 
 
+def test_mqtt_tables_ticked_by_the_bench_get_ready_on_their_own():
+    # The Wi-Fi sync bench ticks the tables itself (auto_tick off) only once all are
+    # ready: the SUBSCRIBE each queues at its CONNACK must go out without a tick.
+    import time
+    import mqtt_tables
+    from duelclock_desk.broker import Mosquitto
+    from tests.host.tables import SessionTable
+    broker = Mosquitto()
+    host = None
+    try:
+        tables = [SessionTable(bytes(range(32)), n) for n in (1, 2)]
+        host = mqtt_tables.Host(broker.url, "smoke", tables, lambda tbl: 0.0,
+                                auto_tick=False, tick_s=0.5).start()
+        end = time.monotonic() + 10
+        while not host.ready() and time.monotonic() < end:
+            time.sleep(0.02)
+        assert host.ready(), host.error
+    finally:
+        if host is not None:
+            host.close()
+        broker.stop()
+
+
 def test_mqtt_tables_take_a_signed_round_and_report_its_state():
     import time
     import mqtt_tables
