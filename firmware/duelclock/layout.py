@@ -519,17 +519,11 @@ class Layout:
         rows = self._rows
         if e is self._rows_of:
             return rows
-        i = e.rfind(" = ")
-        j = e.find(": ", 0, i) if i >= 0 else -1
-        n = len(e)
-        if i < 0:
-            self._row(0, e, 0, 0)
-            self._row(1, e, 0, 0)
-            self._row(2, e, 0, n)
-        else:
-            self._row(0, e, 0, j if j >= 0 else i)
-            self._row(1, e, j + 2 if j >= 0 else 0, i if j >= 0 else 0)
-            self._row(2, e, i + 1, n)
+        i = e.rfind(" = ")                  # none: all of it is the total
+        j = e.find(": ", 0, i) if i >= 0 else -1    # none: what is before " = " is row 0
+        self._row(0, e, 0, j if j >= 0 else max(i, 0))
+        self._row(1, e, j + 2 if j >= 0 else 0, i if j >= 0 else 0)
+        self._row(2, e, i + 1 if i >= 0 else 0, len(e))
         self._rows_of = e
         return rows
 
@@ -540,35 +534,36 @@ class Layout:
 
     def _entry_heights(self, s):
         """The heights of the entry's three rows as drawn."""
-        c = self.c
-        room = self.w - 2 * self.z.pad
-        out = [0, 0, 0]
         rows = self._entry_rows(s)
-        for i in range(3):
+        geo = self._row_geo
+        return [geo[self._measure(i, rows[i]) + 2] for i in range(3)]
+
+    def _measure(self, i, line):
+        """Row i showing `line`: its scale, height and x in _row_geo from the index it
+        returns (its text before them), measured once a text."""
+        geo = self._row_geo
+        j = 4 * i
+        if geo[j] is not line:
+            c = self.c
             sc, tight = self.looks[i]
-            out[i] = c.height(rows[i], c.fit(rows[i], sc, room, tight))
-        return out
+            fs = c.fit(line, sc, self.w - 2 * self.z.pad, tight)
+            geo[j] = line
+            geo[j + 1] = fs
+            geo[j + 2] = c.height(line, fs)
+            geo[j + 3] = max(0, (self.w - c.width(line, fs, tight)) // 2)
+        return j
 
     def _entry_field(self, s, g):
         c = self.c
         y, gap = g[0], g[1]
-        W = self.w
         fg = self.col[_FG]
-        room = W - 2 * self.z.pad
         rows = self._entry_rows(s)
         geo = self._row_geo
         for i in range(3):
             line = rows[i]
-            sc, tight = self.looks[i]
-            j = 4 * i
-            if geo[j] is not line:          # a row as it was: measured as it was
-                fs = c.fit(line, sc, room, tight)
-                geo[j] = line
-                geo[j + 1] = fs
-                geo[j + 2] = c.height(line, fs)
-                geo[j + 3] = max(0, (W - c.width(line, fs, tight)) // 2)
+            j = self._measure(i, line)
             h = geo[j + 2]
-            c.text(line, geo[j + 3], y, geo[j + 1], fg, W, h, tight)
+            c.text(line, geo[j + 3], y, geo[j + 1], fg, self.w, h, self.looks[i][1])
             y += h + gap
 
     def _entry_ok(self, s, g):

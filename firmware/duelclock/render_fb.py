@@ -99,8 +99,9 @@ class FbRenderer:
     rectangles alike to its left and top; then its w x h pixels are copied into the
     frame (a blit from a list source: no object). Every pixel outside the windows has
     the same ops in the same order as before, so the buffer holds what a full draw would
-    paint (tests/upy/test_render_fb.py checks it from every golden state to every other). The app plans a frame, then paints
-    one window a step (app.screen_task); draw() does it all at once.
+    paint (tests/upy/test_render_fb.py checks it from every golden state to every other).
+    The app plans a frame, then paints one window a step (app.screen_task); draw() does it
+    all at once.
 
     A field of the layout (layout.Layout: the clock, LP...) owns a run of op slots, its ops
     and _SLACK empty ones after them. When only fields' values changed, plan() lays out
@@ -133,7 +134,6 @@ class FbRenderer:
         self._runs = None           # the texts of the field being drawn (see text)
         self._k = 0                 # the next of them when it is drawn again
         fmt = framebuf.MONO_VLSB if mono else framebuf.RGB565
-        self._fmt = fmt
         self._scratch = bytearray(BAND_PX if mono else 2 * BAND_PX)    # a window's pixels
         self._pane_w = tuple([p for p in _PANES if p < width] + [width])
         self._panes = [framebuf.FrameBuffer(self._scratch, p, BAND_PX // p, fmt)
