@@ -4,8 +4,9 @@
 # and large displays. The app owns the display and pushes the buffer after draw().
 #
 # A draw allocates short strings (the texts that changed) and no buffers: ops, dirty rects
-# and windows live in storage made at start. The renderer itself holds 3.3 KB (glyph rows
-# and run tables), font_ko 5.3 KB and font_digits 6.7 KB of bytes (in flash when frozen).
+# and windows live in storage made at start: two op lists of OPS 16-bit ops (2 KB each),
+# a window's scratch (BAND_PX pixels) and the writer's glyph rows and run tables. font_ko's
+# and font_digits' bytes stay in flash when frozen or in a ROMFS image.
 # tests/upy/test_render_fb.py as a script prints the median time of a whole draw of each
 # golden state from the one before it; make bench measures the app's frames.
 from array import array
@@ -61,8 +62,14 @@ def rgb565(r, g, b, swap=False):
     return (c >> 8 | (c & 0xff) << 8) if swap else c
 
 
-_OP = const(8)                  # ints an op: x, y, w, h, kind, a, b, color
-OPS = const(128)                # ops room made up front, in each of the two lists (4 KB): the
+def _int16(c):
+    """A 16-bit colour as the signed value an op stores (framebuf keeps its low 16 bits)."""
+    return c - 0x10000 if c & 0x8000 else c
+
+
+_OP = const(8)                  # 16-bit ints an op: x, y, w, h, kind, a, b, color (signed:
+                                # an RGB565 colour is kept as _int16 gives it)
+OPS = const(128)                # ops room made up front, in each of the two lists (2 KB): the
                                 # busiest screens with their fields' empty slots take about
                                 # 100 on either display size. It grows if need be, but a
                                 # grown array wants a block of its whole size, which a
@@ -119,8 +126,8 @@ class FbRenderer:
         self.width = wr.width
         self.height = wr.height
         self.fit = wr.fit
-        self.ops = array("i", range(_OP * OPS))     # no temporary buffer beside it; the
-        self.old = array("i", range(_OP * OPS))     # contents count only below n
+        self.ops = array("h", range(_OP * OPS))     # no temporary buffer beside it; the
+        self.old = array("h", range(_OP * OPS))     # contents count only below n
         self.n = 0                      # ops in self.ops
         self.old_n = 0
         self.bg = None
@@ -134,15 +141,17 @@ class FbRenderer:
         self._runs = None           # the texts of the field being drawn (see text)
         self._k = 0                 # the next of them when it is drawn again
         fmt = framebuf.MONO_VLSB if mono else framebuf.RGB565
-        self._scratch = bytearray(BAND_PX if mono else 2 * BAND_PX)    # a window's pixels
         self._pane_w = tuple([p for p in _PANES if p < width] + [width])
+        # a window's pixels: BAND_PX of RGB565, or the most a pane takes in 8-row pages
+        self._scratch = bytearray(max([p * ((BAND_PX // p + 7) // 8) for p in self._pane_w])
+                                  if mono else 2 * BAND_PX)
         self._panes = [framebuf.FrameBuffer(self._scratch, p, BAND_PX // p, fmt)
                        for p in self._pane_w]    # all made now: a window makes none
         self._src = [self._scratch, 0, 0, fmt, 0]   # a blit's source: a window's rows
         if mono:
             palette, invert = (0, 1, 1, 1, 1, 1, 1, 1, 0), 1
         else:
-            palette, invert = [rgb565(r, g, b, swap) for r, g, b in RGB], 0xffff
+            palette, invert = [_int16(rgb565(r, g, b, swap)) for r, g, b in RGB], -1
         self.layout = Layout(self, _Big if height >= 100 else _Small, palette, invert)
 
     # --- the canvas: recorded, painted by draw() ----------------------------------------
@@ -295,7 +304,7 @@ class FbRenderer:
                 self.n += 1
                 return
         elif j == len(ops):
-            ops.extend(bytes(4 * _OP * 16))      # room for 16 more (a busier screen)
+            ops.extend(bytes(2 * _OP * 16))      # room for 16 more (a busier screen)
         ops[j] = x
         ops[j + 1] = y
         ops[j + 2] = w
@@ -425,9 +434,9 @@ class FbRenderer:
             y = ops[j + 1]
             if y < y1 and y0 < y + ops[j + 3] and ops[j] < x1 and x0 < ops[j] + ops[j + 2]:
                 x = ops[j]
-                if ops[j + 4]:
+                if ops[j + 4]:                  # its colour unsigned: a blit's key is
                     wr.glyph(x - dx, y - dy, ops[j + 2], ops[j + 3], ops[j + 4], ops[j + 5],
-                             ops[j + 6], ops[j + 7], fb)
+                             ops[j + 6], ops[j + 7] & 0xffff, fb)      # compared with one
                 else:
                     cx = max(x, x0)
                     cy = max(y, y0)

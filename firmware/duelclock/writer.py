@@ -94,16 +94,9 @@ class Writer:
         self._off, self._runs = _runs_table()
         self._cache = {}
         # font_digits' cells: scale << 8 | code -> (its rows, a view of the font's bytes,
-        # and its first inked column), made up front (a cell's first draw makes nothing)
+        # and its first inked column), made with the scale's cells (cells(): before any
+        # is drawn, so a draw makes nothing), for the scales a display uses only
         self._digits = {}
-        if digits is not None:
-            for si in range(len(digits.SCALES)):
-                sc = digits.SCALES[si]
-                n = 8 * sc * ((7 * sc + 7) // 8)
-                rows = memoryview(digits.ROWS[si])
-                for k in range(len(digits.CHARS)):
-                    self._digits[sc << 8 | digits.CHARS[k]] = (rows[k * n:(k + 1) * n],
-                                                               digits.INK[si][2 * k])
         self._src = [None, 0, 0, framebuf.MONO_HLSB, 0]    # a blit's source (rows, w, h,
                                                             # format, stride): filled per blit
         self._pal = {}
@@ -123,10 +116,14 @@ class Writer:
             for i in range(n):
                 at = self._digit(_ASCII_FIRST + i, scale)
                 if at is not None:
-                    ink = self.digits.INK[at[0]]
-                    first, last = ink[2 * at[1]], ink[2 * at[1] + 1]
+                    si, k = at
+                    ink = self.digits.INK[si]
+                    first, last = ink[2 * k], ink[2 * k + 1]
                     boxes[i] = 0xffff if first == 0xff else first << 8 | last
                     kinds[i] = _DIGIT
+                    n = 8 * scale * ((7 * scale + 7) // 8)      # a cell's bytes
+                    self._digits[scale << 8 | _ASCII_FIRST + i] = (
+                        memoryview(self.digits.ROWS[si])[k * n:(k + 1) * n], first)
                 else:
                     ink = self._ink[i]
                     boxes[i] = 0xffff if ink == 0xff else \
