@@ -536,7 +536,10 @@ class Layout:
         """The heights of the entry's three rows as drawn."""
         rows = self._entry_rows(s)
         geo = self._row_geo
-        return [geo[self._measure(i, rows[i]) + 2] for i in range(3)]
+        out = [0, 0, 0]                 # not a comprehension: that is a closure made per call
+        for i in range(3):
+            out[i] = geo[self._measure(i, rows[i]) + 2]
+        return out
 
     def _measure(self, i, line):
         """Row i showing `line`: its scale, height and x in _row_geo from the index it

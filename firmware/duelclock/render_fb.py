@@ -152,7 +152,10 @@ class FbRenderer:
             palette, invert = (0, 1, 1, 1, 1, 1, 1, 1, 0), 1
         else:
             palette, invert = [_int16(rgb565(r, g, b, swap)) for r, g, b in RGB], -1
-        self.layout = Layout(self, _Big if height >= 100 else _Small, palette, invert)
+        z = _Big if height >= 100 else _Small
+        for scale in (z.clock, z.lp, z.total):      # the digits' cells, made now: a key's
+            wr.cells(scale)                         # frame (an entry's total) makes none
+        self.layout = Layout(self, z, palette, invert)
 
     # --- the canvas: recorded, painted by draw() ----------------------------------------
 
