@@ -219,7 +219,10 @@ class FbRenderer:
         where they were) makes again only the glyphs of the characters that changed."""
         runs = self._runs
         wr = self.wr
-        if runs is not None and self._slots is not None:
+        if runs is None:
+            return wr.text(s, x, y, scale, color, max_w, line_h, tight)
+        run = None
+        if self._slots is not None:             # the field drawn again: its k-th text
             k = self._k
             self._k = k + 1
             if k < len(runs):
@@ -243,15 +246,9 @@ class FbRenderer:
                 run[6] = max_w
                 run[7] = line_h
                 run[8] = tight
-            else:
-                runs.append(None)
-                run = runs[k] = [self.n, None, x, y, scale, color, max_w, line_h, tight, 0, 0,
-                                 None, 0]
-        elif runs is not None:
+        if run is None:                         # a text the field had not drawn before
             run = [self.n, None, x, y, scale, color, max_w, line_h, tight, 0, 0, None, 0]
             runs.append(run)
-        else:
-            return wr.text(s, x, y, scale, color, max_w, line_h, tight)
         run[9] = end = wr.text(s, x, y, scale, color, max_w, line_h, tight)
         run[1] = wr._plain(s)
         w = (7 if tight else 8) * scale
