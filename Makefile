@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed-$(shell cksum < pyproject.toml | cut -d' ' -f1)
 FONT := firmware/duelclock/font_ko.py
 DIGITS := firmware/duelclock/font_digits.py
 # xfonts-unifont: the Hangul glyphs of the board font; fonts-dejavu-core: the typeface of its
-# large digits (clocks, LP); mosquitto: the venue broker and the
+# large digits (LP); mosquitto: the venue broker and the
 # MQTT tests; chromium: the dashboard's browser tests; fonts-nanum: Hangul in that browser;
 # chrony: the bench's sync reference (run with -x: it never sets the clock); poppler-utils:
 # the printed LP sheet's test reads Chromium's PDF with pdftotext.
@@ -43,7 +43,8 @@ debs: | $(STAMP)
 	fi
 
 # The board fonts are build products: the Hangul glyphs the screen text uses, from unifont;
-# the clocks' and LP's digits, from DejaVu Sans Bold. One run of mkfont makes both.
+# LP's digits, from DejaVu Sans Bold, and the clocks' seven segments. One run of mkfont
+# makes them all.
 $(FONT) $(DIGITS) &: host_tools/duelclock_desk/mkfont.py firmware/duelclock/core/lang.py firmware/duelclock/core/catalogue.py | $(STAMP) debs
 	$(PY) -m duelclock_desk.mkfont
 

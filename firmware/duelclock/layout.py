@@ -16,7 +16,8 @@
 # hline(x, y, w, c); text(s, x, y, scale, c, max_w=0, line_h=0, tight=False) -> x after
 # (glyphs centred in line_h, cut at max_w); width(s, scale, tight=False), height(s, scale),
 # fit(s, scale, max_w, tight=False) -> the largest scale <= scale that fits. Scales are whole
-# numbers; `tight` packs digits closer where the font allows.
+# numbers; `tight` packs digits closer where the font allows; CLOCK_FACE (2) packs them as
+# tight and draws them in the canvas's clock face if it has one (render_fb: seven segments).
 # The sizes: a class of scales per block, pad, pip and the SHRINK steps (render_fb._Big).
 # The home screen's banner takes two lines at most on every display (SHRINK's banner1: one).
 
@@ -36,6 +37,7 @@ _GOLD = const(7)
 _INK = const(8)
 _NCOL = const(9)
 _BANNER_LINES = const(2)
+CLOCK_FACE = const(2)           # text()'s `tight` for the round and turn clocks (see above)
 # the slots as RGB888, for colour displays
 RGB = ((0, 0, 0), (255, 255, 255), (130, 130, 130), (130, 130, 130), (255, 168, 0),
        (230, 0, 0), (40, 80, 200), (255, 220, 0), (0, 0, 0))
@@ -238,7 +240,7 @@ class Layout:
                 text = self._cut_words(s.status, st, inner)
                 blocks.append(("status", c.height(text, st), (text, st, ss)))
             if s.clock:
-                cs = c.fit(s.clock, cs, inner, True)
+                cs = c.fit(s.clock, cs, inner, CLOCK_FACE)
                 blocks.append(("clock", c.height(s.clock, cs) + 2 * z.pad, cs))
             if show["banner"]:
                 bs, lines = self._wrap(s.banner, z.banner, inner - 2 * z.pad, nb)
@@ -341,8 +343,8 @@ class Layout:
             self.c.fill_rect(x, y, w, h - trim, col[bar])
             if self.c.mono:
                 fg = _INK
-        tw = self.c.width(s.clock, scale, True)
-        self.c.text(s.clock, x + (w - tw) // 2, y, scale, col[fg], 0, h, True)
+        tw = self.c.width(s.clock, scale, CLOCK_FACE)
+        self.c.text(s.clock, x + (w - tw) // 2, y, scale, col[fg], 0, h, CLOCK_FACE)
 
     def _banner(self, s, lines, scale, y, h, trim=0):
         col = self.col
@@ -376,14 +378,14 @@ class Layout:
         """'Turn 3 B' left, the turn clock right (in a bar past 3:00); the glyphs' blank
         first and last columns are the margins at the screen's edges."""
         z, c, col = self.z, self.c, self.col
-        tw = c.width(s.turn_clock, z.turn, True)
+        tw = c.width(s.turn_clock, z.turn, CLOCK_FACE)
         cw = tw + (2 * z.pad + 4 if s.turn_long else 0)
         cx = self.w - cw
         fg = col[_SEC]
         if s.turn_long:
             c.fill_rect(cx, y, cw, h, col[_AMBER])
             fg = col[_INK]
-        c.text(s.turn_clock, cx + (cw - tw) // 2, y, z.turn, fg, 0, h, True)
+        c.text(s.turn_clock, cx + (cw - tw) // 2, y, z.turn, fg, 0, h, CLOCK_FACE)
         room = cx - c.width(" ", z.turn) // 2
         c.text(s.turn, 0, y, c.fit(s.turn, z.turn, room), col[_SEC], room, h)
 
@@ -399,7 +401,7 @@ class Layout:
         hs = z.header
         one = c.height("0", 1)
         max_h = max(2 * one if title_lines > 1 else c.height("0", hs), c.height(s.title, 1))
-        cw = c.width(s.clock, hs, True) + 2 * z.pad + 2 if s.clock else 0
+        cw = c.width(s.clock, hs, CLOCK_FACE) + 2 * z.pad + 2 if s.clock else 0
         room = W - cw - z.pad - 4
         ts, title = self._wrap_box(s.title, hs, room, max_h)
         if cw and title_lines > 1 and not self._whole(s.title, title, ts, room):

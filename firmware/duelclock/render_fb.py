@@ -15,8 +15,8 @@ import framebuf
 from micropython import const
 
 from . import font_digits, font_ko
-from .layout import Layout, RGB
-from .writer import Writer
+from .layout import CLOCK_FACE, Layout, RGB
+from .writer import SEG, Writer
 
 
 class _Big:
@@ -114,7 +114,9 @@ class FbRenderer:
     and _SLACK empty ones after them. When only fields' values changed, plan() lays out
     nothing else and diffs nothing else: each such field's ops are made again into its
     slots (redo ... done) and an op that differs from the one it replaces marks both boxes
-    dirty."""
+    dirty; a clock digit for another in its place (the same box: writer.SEG) marks only
+    the boxes of the segments lit in one and not the other, each a window of its own, so a
+    tick sends a few segments, not the digit."""
 
     def __init__(self, fb, width, height, mono, swap=False):
         self.fb = fb
@@ -153,8 +155,11 @@ class FbRenderer:
         else:
             palette, invert = [_int16(rgb565(r, g, b, swap)) for r, g, b in RGB], -1
         z = _Big if height >= 100 else _Small
-        for scale in (z.clock, z.lp, z.total):      # the digits' cells, made now: a key's
-            wr.cells(scale)                         # frame (an entry's total) makes none
+        for scale in (z.lp, z.total):               # the digits' cells, made now: a key's
+            wr.cells(scale)                         # frame (an entry's total) makes none,
+        for scale in (z.clock, z.turn):             # a tick neither
+            wr.cells(scale, CLOCK_FACE)
+        wr.keep(b"0123456789+-=", z.body)           # the entry's sum, in the 8x8 font
         self.layout = Layout(self, z, palette, invert)
 
     # --- the canvas: recorded, painted by draw() ----------------------------------------
@@ -268,7 +273,7 @@ class FbRenderer:
         scale = run[4]
         w = (7 if run[8] else 8) * scale
         gy = run[3] + (run[7] - 8 * scale) // 2 if run[7] else run[3]
-        boxes, kinds = self.wr.cells(scale)
+        boxes, kinds = self.wr.cells(scale, run[8])
         x = run[2]
         slot = run[0]
         for i in range(run[10]):
@@ -299,10 +304,15 @@ class FbRenderer:
             oy = ops[j + 1]
             ow = ops[j + 2]
             oh = ops[j + 3]
+            segs = 0
             if ox == x and oy == y and ow == w and oh == h and ops[j + 4] == kind \
-                    and ops[j + 5] == a and ops[j + 6] == b and ops[j + 7] == color:
-                self.n += 1
-                return
+                    and ops[j + 6] == b and ops[j + 7] == color:
+                if ops[j + 5] == a:
+                    self.n += 1
+                    return
+                if kind == SEG:                 # a clock digit for another: the segments
+                    lit = self.wr.lit           # lit in one of the two
+                    segs = lit[a - 32] ^ lit[ops[j + 5] - 32]
         elif j == len(ops):
             ops.extend(bytes(2 * _OP * 16))      # room for 16 more (a busier screen)
         ops[j] = x
@@ -314,9 +324,13 @@ class FbRenderer:
         ops[j + 6] = b
         ops[j + 7] = color
         self.n += 1
-        if redo:                                # its old box and its new one dirty: one
-            if ox == _NOWHERE:                  # rect when they overlap or touch (a glyph
-                self._dirty(x, y, x + w, y + h)     # in the same cell), else two
+        # Drawn again: its old box and its new one dirty, one rect when they overlap or
+        # touch (a glyph in the same cell), else two; a clock digit's changed segments only
+        if redo:
+            if segs:
+                self._segments(x, y, segs, b)
+            elif ox == _NOWHERE:
+                self._dirty(x, y, x + w, y + h)
             elif ox <= x + w and x <= ox + ow and oy <= y + h and y <= oy + oh:
                 self._dirty(ox if ox < x else x, oy if oy < y else y,
                             ox + ow if ox + ow > x + w else x + w,
@@ -324,6 +338,19 @@ class FbRenderer:
             else:
                 self._dirty(ox, oy, ox + ow, oy + oh)
                 self._dirty(x, y, x + w, y + h)
+
+    def _segments(self, x, y, segs, scale):
+        """Mark dirty the boxes of the segments `segs` (bits) of the clock digit whose ink
+        box is at (x, y): each box a rect of its own, a window the size of a segment."""
+        box = self.wr.segment_boxes(scale)
+        k = 0
+        while segs:
+            if segs & 1:
+                x0 = x + box[k]
+                y0 = y + box[k + 1]
+                self._dirty(x0, y0, x0 + box[k + 2], y0 + box[k + 3], False)
+            segs >>= 1
+            k += 4
 
     # --- drawing -------------------------------------------------------------------------
 
@@ -443,11 +470,14 @@ class FbRenderer:
                     fb.fill_rect(cx - dx, cy - dy, min(x + ops[j + 2], x1) - cx,
                                  min(y + ops[j + 3], y1) - cy, ops[j + 7])
 
-    def _dirty(self, x0, y0, x1, y1):
+    def _dirty(self, x0, y0, x1, y1, merge=True):
         """Mark box (x0, y0)-(x1, y1) dirty, on screen: merged with every dirty rect it
         overlaps or touches, or shares rows with _GAP_PX apart or less, into their
         bounding box (x0, y0, x1, y1; dirty rects never overlap, so no pixel is painted or
-        sent twice). One past _RECTS rects: the plan sends the whole screen."""
+        sent twice). Not `merge` (a clock digit's segment): kept apart, unless a rect
+        already holds it; two segments' boxes may share a corner's few pixels, which are
+        then painted and sent twice (painted alike: every window is painted from the same
+        ops). One past _RECTS rects: the plan sends the whole screen."""
         if x0 < 0:
             x0 = 0
         if y0 < 0:
@@ -466,7 +496,7 @@ class FbRenderer:
             if r[k] <= x0 and r[k + 1] <= y0 and x1 <= r[k + 2] and y1 <= r[k + 3]:
                 return
         k = 0
-        while k < 4 * n:                # absorb every rect it overlaps or touches
+        while merge and k < 4 * n:      # absorb every rect it overlaps or touches
             if x0 <= r[k + 2] + _GAP_PX and r[k] <= x1 + _GAP_PX and y0 <= r[k + 3] \
                     and r[k + 1] <= y1 and (y0 < r[k + 3] and r[k + 1] < y1 or
                                             x0 <= r[k + 2] and r[k] <= x1):

@@ -6,11 +6,14 @@
 # host_tools mkfont.py generates into font_ko.py, drawn at max(1, s // 2): at s=2 a syllable
 # is 16x16 beside 16x16 ASCII cells, emboldened by a second pass one block to the right so
 # its strokes match the scaled ASCII; in such a line a space is Unifont's half-width one.
-# A character the font lacks draws as a box. The clocks' and LP's characters (digits : + - =)
-# at the scales of the generated font_digits.py come from it instead: cells of the same
-# 7s x 8s size, cut from a real typeface (DejaVu Sans Bold) at build time, not blocks.
-# `tight` spaces ASCII cells 7 blocks apart instead of 8 (the font leaves column 7 blank in
-# most glyphs, and column 0 of nearly every one): big digits then fit where they would not.
+# A character the font lacks draws as a box. LP's characters (digits : + - =) at the scales
+# of the generated font_digits.py come from it instead: cells of the same 7s x 8s size, cut
+# from a real typeface (DejaVu Sans Bold) at build time, not blocks. `tight` spaces ASCII
+# cells 7 blocks apart instead of 8 (the font leaves column 7 blank in most glyphs, and
+# column 0 of nearly every one): big digits then fit where they would not. `tight`
+# CLOCK_FACE spaces them so too and takes the clocks' characters (digits - + :) from
+# font_digits' seven-segment face where it has the scale: every digit's box is the same,
+# and segment_boxes() and lit say which pixels a change of digit can touch.
 # Only ink is drawn: callers paint the background (bars) first.
 #
 # Glyphs: text() cuts a string into glyphs, each with the box its ink covers, and draws
@@ -25,6 +28,8 @@ from array import array
 
 import framebuf
 from micropython import const
+
+from .layout import CLOCK_FACE
 
 _ASCII_FIRST = const(0x20)
 _ASCII_LAST = const(0x7e)
@@ -56,6 +61,8 @@ _ASCII = const(1)                       # glyph kinds: a = the character code, b
 _WIDE = const(2)                        # a = the font's glyph index, b = ws | bytes << 4 | bold << 8 (< 0x200)
 _BOX = const(3)                         # a character the font lacks: a rect outline
 _DIGIT = const(4)                       # a = the character code, b = the scale (font_digits)
+SEG = const(5)                          # the same, from font_digits' seven-segment face (public:
+                                        # render_fb diffs a clock digit's segments)
 _CACHE = const(48)                      # other scaled glyphs kept (names, hints, body text)
 
 
@@ -93,54 +100,76 @@ class Writer:
             self._ink[i] = 0xff if first == 8 else first << 4 | last
         self._off, self._runs = _runs_table()
         self._cache = {}
-        # font_digits' cells: scale << 8 | code -> (its rows, a view of the font's bytes,
-        # and its first inked column), made with the scale's cells (cells(): before any
-        # is drawn, so a draw makes nothing), for the scales a display uses only
+        self._kept = {}                 # glyphs keep() made: never dropped
+        # font_digits' cells: kind << 16 | scale << 8 | code -> (its rows, a view of the
+        # font's bytes, and its first inked column), made with the scale's cells (cells():
+        # before any is drawn, so a draw makes nothing), for the scales a display uses only
         self._digits = {}
+        self._boxes = {}                # scale -> the seven-segment face's SEG_BOX there
+        # lit[code - 0x20]: the segments a clock character lights (0: none, drawn whole)
+        self.lit = bytearray(_ASCII_LAST - _ASCII_FIRST + 1)
+        if digits is not None:
+            for k, code in enumerate(digits.SEG_CHARS):
+                self.lit[code - _ASCII_FIRST] = digits.SEG_LIT[k]
         self._src = [None, 0, 0, framebuf.MONO_HLSB, 0]    # a blit's source (rows, w, h,
                                                             # format, stride): filled per blit
         self._pal = {}
         self._s = None                  # the last string asked about, and its bytes if it
         self._b = None                  # is printable ASCII (else None): see _ascii
 
-    def cells(self, scale):
-        """(boxes, kinds) of printable ASCII at `scale`, index code - 0x20: boxes[i] the
-        columns of the cell its ink spans, first << 8 | last (0xffff: no ink); kinds[i]
-        the glyph kind that draws it (_ASCII, or _DIGIT from font_digits). Made once a
-        scale: text() and render_fb's retext read them per character."""
-        got = self._cell.get(scale)
+    def cells(self, scale, tight=False):
+        """(boxes, kinds) of printable ASCII at `scale` in text()'s `tight` (the clock
+        face or not), index code - 0x20: boxes[i] the columns of the cell its ink spans,
+        first << 8 | last (0xffff: no ink); kinds[i] the glyph kind that draws it (_ASCII,
+        or _DIGIT or SEG from font_digits). Made once a scale and face: text() and
+        render_fb's retext read them per character."""
+        face = SEG if tight == CLOCK_FACE else _DIGIT
+        got = self._cell.get(face << 8 | scale)
         if got is None:
             n = _ASCII_LAST - _ASCII_FIRST + 1
             boxes = array("H", bytes(2 * n))
             kinds = bytearray(n)
             for i in range(n):
-                at = self._digit(_ASCII_FIRST + i, scale)
+                at = self._digit(_ASCII_FIRST + i, scale, face)
+                if at is None and face == SEG:
+                    at = self._digit(_ASCII_FIRST + i, scale, _DIGIT)
                 if at is not None:
-                    si, k = at
-                    ink = self.digits.INK[si]
+                    rows, ink, k, kind = at
                     first, last = ink[2 * k], ink[2 * k + 1]
                     boxes[i] = 0xffff if first == 0xff else first << 8 | last
-                    kinds[i] = _DIGIT
+                    kinds[i] = kind
                     n = 8 * scale * ((7 * scale + 7) // 8)      # a cell's bytes
-                    self._digits[scale << 8 | _ASCII_FIRST + i] = (
-                        memoryview(self.digits.ROWS[si])[k * n:(k + 1) * n], first)
+                    self._digits[kind << 16 | scale << 8 | _ASCII_FIRST + i] = (
+                        memoryview(rows)[k * n:(k + 1) * n], first)
                 else:
                     ink = self._ink[i]
                     boxes[i] = 0xffff if ink == 0xff else \
                         (ink >> 4) * scale << 8 | ((ink & 15) + 1) * scale - 1
                     kinds[i] = _ASCII
-            got = self._cell[scale] = (boxes, kinds)
+            got = self._cell[face << 8 | scale] = (boxes, kinds)
         return got
 
-    def _digit(self, code, scale):
-        """(scale's index, character's index) of `code` at `scale` in font_digits, or
-        None when it has no such cell."""
+    def _digit(self, code, scale, kind):
+        """(rows, ink, character's index, kind) of `code` at `scale` in font_digits' LP
+        (_DIGIT) or clock (SEG) face, or None when it has no such cell."""
         d = self.digits
         if d is None:
             return None
-        si = d.SCALES.find(bytes((scale,)))
-        k = d.CHARS.find(bytes((code,))) if si >= 0 else -1
-        return None if k < 0 else (si, k)
+        seg = kind == SEG
+        si = (d.SEG_SCALES if seg else d.SCALES).find(bytes((scale,)))
+        k = (d.SEG_CHARS if seg else d.CHARS).find(bytes((code,))) if si >= 0 else -1
+        if k < 0:
+            return None
+        if seg:
+            self._boxes[scale] = d.SEG_BOX[si]
+            return d.SEG_ROWS[si], d.SEG_INK[si], k, kind
+        return d.ROWS[si], d.INK[si], k, kind
+
+    def segment_boxes(self, scale):
+        """The clock face's segments at `scale` (made with its cells): seven boxes, x y w h
+        each, x from a digit's ink box's left, y from its top. A digit changed for another
+        changes pixels only in the boxes of the segments lit in one of the two."""
+        return self._boxes[scale]
 
     # --- measuring -------------------------------------------------------------------
 
@@ -224,7 +253,7 @@ class Writer:
         line_h = line_h or self.height(s, scale)
         right = x + max_w if max_w else 1 << 30
         b = self._plain(s)
-        boxes, kinds = self.cells(scale)
+        boxes, kinds = self.cells(scale, tight)
         if b is not None:                       # printable ASCII: cells of one advance
             w = (7 if tight else 8) * scale
             gy = y + (line_h - 8 * scale) // 2
@@ -278,11 +307,11 @@ class Writer:
             fb.rect(x, y, w, h, color)
         elif kind == _ASCII and b == 1:
             fb.text(chr(a), x - (self._ink[a - _ASCII_FIRST] >> 4), y, color)
-        elif kind == _DIGIT:
+        elif kind == _DIGIT or kind == SEG:
             # the whole cell, blitted from its place in the font's bytes (in flash when
             # frozen): its blank columns are the blit's key, so only the ink box is drawn
             src = self._src
-            rows, first = self._digits[b << 8 | a]
+            rows, first = self._digits[kind << 16 | b << 8 | a]
             src[0] = rows
             src[1] = 7 * b
             src[2] = h
@@ -294,7 +323,9 @@ class Writer:
     def _bitmap(self, kind, a, b, w, h):
         """The glyph's ink box as a 1-bit FrameBuffer (rendered on first use)."""
         key = kind << 26 | b << 16 | a
-        bm = self._cache.get(key)
+        bm = self._kept.get(key)
+        if bm is None:
+            bm = self._cache.get(key)
         if bm is None:
             if len(self._cache) >= _CACHE:
                 self._cache = {}            # all out: one at a time, glyphs still in use
@@ -313,6 +344,20 @@ class Writer:
                     self._rows(bm, f.GLYPHS, at, f.HEIGHT, 2, nb, ws, 0, ws)
             self._cache[key] = bm
         return bm
+
+    def keep(self, chars, scale):
+        """Render the 8x8 font's glyphs of `chars` (bytes, printable ASCII) at `scale` now
+        and keep them for good, out of the cache that starts over: what every key's frame
+        draws (an LP entry's sum), so a key makes none, after a menu as before it."""
+        boxes, kinds = self.cells(scale)
+        for o in chars:
+            e = boxes[o - _ASCII_FIRST]
+            if scale > 1 and kinds[o - _ASCII_FIRST] == _ASCII and e != 0xffff:
+                w = (e & 0xff) - (e >> 8) + 1
+                bm = self._bitmap(_ASCII, o, scale, w, 8 * scale)     # made or cached
+                key = _ASCII << 26 | scale << 16 | o
+                self._cache.pop(key, None)
+                self._kept[key] = bm
 
     def _palette(self, color):
         """A 2x1 palette mapping the bitmaps' ink (1) to `color` and the rest (0) to

@@ -1,5 +1,6 @@
 """Build the table's bitmap fonts: Hangul from GNU Unifont (Debian xfonts-unifont, 16 px),
-large digits from DejaVu Sans Bold (Debian fonts-dejavu-core).
+LP's large digits from DejaVu Sans Bold (Debian fonts-dejavu-core), the clocks' digits as
+seven segments.
 
     python -m duelclock_desk.mkfont [--pcf PATH] [--ttf PATH] [--out DIR]
 
@@ -7,9 +8,12 @@ Collects every non-ASCII character of the screen text (core/lang.py, core/catalo
 takes those glyphs from the PCF and writes three build products next to the firmware:
   font_ko.py      for render_fb (framebuf): bytes constants, kept in flash when frozen
   font_ko.bdf     for render_dio (displayio labels): the same glyphs, printable ASCII and a box
-  font_digits.py  for render_fb: the clocks' and LP's characters (DIGIT_CHARS) rendered from
-                  the TTF into 1-bit cells of the 8x8 font's scales DIGIT_SCALES (7s x 8s:
-                  the tight advance), so a clock is drawn in a real typeface, not 8x8 blocks
+  font_digits.py  for render_fb: LP's characters (DIGIT_CHARS) rendered from the TTF into
+                  1-bit cells of the 8x8 font's scales DIGIT_SCALES (7s x 8s: the tight
+                  advance), so a total is drawn in a real typeface, not 8x8 blocks; and the
+                  clocks' face: seven-segment digits (SEG_CHARS at SEG_SCALES) drawn from
+                  their geometry, with each segment's box, so a tick sends the segments that
+                  changed, not the digit
 All are generated: never edit them, run this again. The PCF is parsed here (gzip + struct):
 Pillow's PCF reader only maps the first 256 code points. The TTF goes through Pillow.
 """
@@ -24,8 +28,15 @@ from duelclock.core import catalogue, lang
 
 PCF = "/usr/share/fonts/X11/misc/unifont.pcf.gz"
 TTF = "/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf"   # its digits are tabular
-DIGIT_CHARS = "0123456789:+-="    # round and turn clocks, LP, the entry's new total
-DIGIT_SCALES = (3, 4, 6)          # the 8x8 font's scales these are drawn at (render_fb sizes)
+DIGIT_CHARS = "0123456789:+-="    # LP, the entry's new total, PIN and number entry
+DIGIT_SCALES = (3, 4)             # the 8x8 font's scales these are drawn at (render_fb sizes)
+SEG_CHARS = "0123456789-+:"       # the round and turn clocks, the overtime's "+"
+SEG_SCALES = (2, 3, 4, 5, 6)      # the clocks' scales on either display, shrunk or not (at
+                                  # 1, 5 x 7 pixels, the 8x8 font reads better)
+SEGMENTS = "abcdefg"              # top, upper right, lower right, bottom, lower left, upper
+                                  # left, middle: the usual names, bit i of a LIT mask
+LIT = {"0": "abcdef", "1": "bc", "2": "abdeg", "3": "abcdg", "4": "bcfg", "5": "acdfg",
+       "6": "acdefg", "7": "abc", "8": "abcdefg", "9": "abcdfg", "-": "g"}
 BOX = "\u25a1"                   # WHITE SQUARE: what render_dio shows for a missing glyph
 CELL_H = 16                     # unifont: every glyph is 16 rows (ascent 14, descent 2)
 ROW_BYTES = 2                   # one row of a 16-px-wide glyph
@@ -202,31 +213,113 @@ def digit_cells(ttf, scale):
     return bytes(rows), bytes(ink)
 
 
+def _segments(scale):
+    """The seven segments at `scale` as pixel tests, and the stroke: {name: inside(x, y)}.
+    A digit is 5s wide and 7s tall (the 8x8 font's), centred in its 7s x 8s cell. Each
+    segment is a bar `stroke` thick along a side or the middle of that box, its ends
+    pointed at 45 degrees and stopped half a pixel short of its neighbours': no pixel
+    belongs to two segments, so a change of digit changes only the pixels of the segments
+    lit in one and not the other."""
+    w = 5 * scale
+    stroke = max(1, (5 * scale + 3) // 6)
+    half = stroke / 2
+    x0 = (7 * scale - w) // 2
+    left, right = x0 + half, x0 + w - half
+    top, mid, bottom = half, 7 * scale / 2, 7 * scale - half
+    gap = 0.5
+
+    def bar(horizontal, centre, start, end):
+        def inside(x, y):
+            along, across = (x + 0.5, y + 0.5) if horizontal else (y + 0.5, x + 0.5)
+            d = abs(across - centre)
+            return d < half and along - start > d + gap and end - along > d + gap
+        return inside
+
+    return {"a": bar(True, top, left, right), "g": bar(True, mid, left, right),
+            "d": bar(True, bottom, left, right), "f": bar(False, left, top, mid),
+            "b": bar(False, right, top, mid), "e": bar(False, left, mid, bottom),
+            "c": bar(False, right, mid, bottom)}, stroke
+
+
+def seg_cells(scale):
+    """(rows, ink, boxes) of SEG_CHARS at `scale`, cells as digit_cells' (7s x 8s). A digit
+    (and "-") is the segments LIT names; its ink box is every digit's (that of "8"), so
+    the clock's glyph boxes stay put as its digits change. ":" is two square dots and "+"
+    a cross, of the segments' stroke. boxes: each segment's box, x y w h, x from the
+    digits' first inked column and y from the cell's top (7 x 4 bytes)."""
+    w, h = 7 * scale, 8 * scale
+    segs, stroke = _segments(scale)
+    pixels = {k: [(x, y) for y in range(h) for x in range(w) if segs[k](x, y)] for k in SEGMENTS}
+    for i, k in enumerate(SEGMENTS):
+        for j in SEGMENTS[i + 1:]:
+            assert not set(pixels[k]) & set(pixels[j]), (scale, k, j)
+    cx, cy, half = w / 2, 7 * scale / 2, stroke / 2
+    arm = 7 * scale / 5
+    dot = max(1, (6 * stroke + 2) // 5) / 2
+    shapes = {
+        ":": lambda x, y: abs(x + 0.5 - cx) < dot and min(abs(y + 0.5 - 7 * scale * 0.3),
+                                                          abs(y + 0.5 - 7 * scale * 0.7)) < dot,
+        "+": lambda x, y: (abs(y + 0.5 - cy) < half and abs(x + 0.5 - cx) < arm) or
+                          (abs(x + 0.5 - cx) < half and abs(y + 0.5 - cy) < arm),
+    }
+    every = set(p for k in SEGMENTS for p in pixels[k])
+    first = min(x for x, y in every)
+    last = max(x for x, y in every)
+    rows, ink, boxes = bytearray(), bytearray(), bytearray()
+    for k in SEGMENTS:
+        xs = [x for x, y in pixels[k]]
+        ys = [y for x, y in pixels[k]]
+        boxes += bytes((min(xs) - first, min(ys), max(xs) - min(xs) + 1, max(ys) - min(ys) + 1))
+    for ch in SEG_CHARS:
+        if ch in LIT:
+            on = set(p for k in LIT[ch] for p in pixels[k])
+            ink += bytes((first, last))
+        else:
+            on = set((x, y) for y in range(h) for x in range(w) if shapes[ch](x, y))
+            cols = [x for x, y in on]
+            ink += bytes((min(cols), max(cols)))
+        for y in range(h):
+            v = 0
+            for x in range(w):
+                v = v << 1 | ((x, y) in on)
+            rows += (v << ((-w) % 8)).to_bytes((w + 7) // 8, "big")
+    return bytes(rows), bytes(ink), bytes(boxes)
+
+
 def digits_py(ttf):
     lines = [
         "# generated by mkfont.py, do not edit",
-        "# DejaVu Sans Bold (Debian fonts-dejavu-core), the clocks' and LP's characters",
-        "# in 1-bit cells of 7s x 8s pixels at each 8x8-font scale s of SCALES.",
-        "# CHARS: the characters, in the order of each scale's cells.",
-        "# ROWS[i]: scale SCALES[i]'s cells, 8s rows of (7s + 7) // 8 bytes each, MSB = leftmost.",
-        "# INK[i]: each cell's first and last column with ink (0xff 0xff: none).",
+        "# In 1-bit cells of 7s x 8s pixels at 8x8-font scales s, (7s + 7) // 8 bytes a row,",
+        "# MSB = leftmost; INK: each cell's first and last column with ink (0xff 0xff: none).",
+        "# LP's characters, CHARS, from DejaVu Sans Bold (Debian fonts-dejavu-core) at SCALES:",
+        "# ROWS[i] and INK[i] scale SCALES[i]'s cells, in the order of CHARS.",
+        "# The clocks' seven-segment face, SEG_CHARS at SEG_SCALES: SEG_ROWS[i] and SEG_INK[i]",
+        "# as above; SEG_LIT: each character's lit segments, bit i segment i of abcdefg (0: a",
+        "# character drawn whole); SEG_BOX[i]: each segment's box at SEG_SCALES[i], x y w h",
+        "# (x from the digits' first inked column, y from the cell's top).",
         "CHARS = %r" % DIGIT_CHARS.encode(),
         "SCALES = %r" % bytes(DIGIT_SCALES),
+        "SEG_CHARS = %r" % SEG_CHARS.encode(),
+        "SEG_SCALES = %r" % bytes(SEG_SCALES),
+        "SEG_LIT = %r" % bytes(sum(1 << SEGMENTS.index(k) for k in LIT.get(ch, ""))
+                                 for ch in SEG_CHARS),
     ]
-    rows, inks = [], []
+    made = {"ROWS": [], "INK": [], "SEG_ROWS": [], "SEG_INK": [], "SEG_BOX": []}
     for sc in DIGIT_SCALES:
         r, k = digit_cells(ttf, sc)
-        rows.append(r)
-        inks.append(k)
-    lines.append("ROWS = (")
-    for r in rows:
-        lines.append("    %r," % r)
-    lines.append(")")
-    lines.append("INK = (")
-    for k in inks:
-        lines.append("    %r," % k)
-    lines.append(")")
-    return "\n".join(lines) + "\n", sum(len(r) for r in rows)
+        made["ROWS"].append(r)
+        made["INK"].append(k)
+    for sc in SEG_SCALES:
+        r, k, b = seg_cells(sc)
+        made["SEG_ROWS"].append(r)
+        made["SEG_INK"].append(k)
+        made["SEG_BOX"].append(b)
+    for name in ("ROWS", "INK", "SEG_ROWS", "SEG_INK", "SEG_BOX"):
+        lines.append("%s = (" % name)
+        for r in made[name]:
+            lines.append("    %r," % r)
+        lines.append(")")
+    return "\n".join(lines) + "\n", sum(len(r) for r in made["ROWS"] + made["SEG_ROWS"])
 
 
 def font_bdf(pcf, chars):
@@ -283,7 +376,8 @@ def main(argv=None):
     with open(os.path.join(a.out, "font_digits.py"), "w") as f:
         f.write(text)
     print("mkfont: %d glyphs, %d bytes of bitmaps; %d digit cells, %d bytes -> %s" % (
-        len(codes), len(glyphs) + 3 * len(codes), len(DIGIT_CHARS) * len(DIGIT_SCALES),
+        len(codes), len(glyphs) + 3 * len(codes),
+        len(DIGIT_CHARS) * len(DIGIT_SCALES) + len(SEG_CHARS) * len(SEG_SCALES),
         digit_bytes, a.out))
     return 0
 

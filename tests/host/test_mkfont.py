@@ -53,7 +53,7 @@ def test_digit_cells_are_the_8x8_fonts_cells_with_their_ink_inside(font_ko):
         cells = []
         for k, ch in enumerate(d.CHARS):
             cell = d.ROWS[si][k * h * stride:(k + 1) * h * stride]
-            px = [[cell[y * stride + x // 8] >> (7 - x % 8) & 1 for x in range(w)] for y in range(h)]
+            px = _cell(d.ROWS[si], k, s)
             cols = [x for x in range(w) if any(px[y][x] for y in range(h))]
             assert (cols[0], cols[-1]) == (d.INK[si][2 * k], d.INK[si][2 * k + 1]), (s, chr(ch))
             rows = [y for y in range(h) if any(px[y])]
@@ -61,6 +61,49 @@ def test_digit_cells_are_the_8x8_fonts_cells_with_their_ink_inside(font_ko):
                 assert rows[-1] - rows[0] + 1 >= 6 * s and rows[-1] <= 7 * s, (s, chr(ch), rows)
                 cells.append(cell)
         assert len(set(cells)) == 10
+
+
+def _cell(rows, k, scale):
+    w, h, stride = 7 * scale, 8 * scale, (7 * scale + 7) // 8
+    cell = rows[k * h * stride:(k + 1) * h * stride]
+    return [[cell[y * stride + x // 8] >> (7 - x % 8) & 1 for x in range(w)] for y in range(h)]
+
+
+def test_clock_digits_change_only_in_the_boxes_of_the_segments_they_light(font_ko):
+    # The clocks' seven-segment face: at each scale every digit (and "-") has the same ink
+    # box, and two digits differ only inside the boxes of the segments one lights and the
+    # other does not: what render_fb sends for a tick. An 8 stands 7s tall; the digits differ.
+    from duelclock import font_digits as d
+    assert d.SEG_CHARS == mkfont.SEG_CHARS.encode() and tuple(d.SEG_SCALES) == mkfont.SEG_SCALES
+    lit = {chr(c): d.SEG_LIT[k] for k, c in enumerate(d.SEG_CHARS)}
+    assert lit["8"] == 0x7f and lit["1"] == 0b110 and lit[":"] == lit["+"] == 0
+    for si, s in enumerate(d.SEG_SCALES):
+        ink, box = d.SEG_INK[si], d.SEG_BOX[si]
+        assert len(box) == 28
+        cells = {chr(c): _cell(d.SEG_ROWS[si], k, s) for k, c in enumerate(d.SEG_CHARS)}
+        first = ink[0]
+        for k, c in enumerate(d.SEG_CHARS):
+            cols = [x for x in range(7 * s) if any(r[x] for r in cells[chr(c)])]
+            if lit[chr(c)]:
+                assert (ink[2 * k], ink[2 * k + 1]) == (first, ink[1]), (s, chr(c))
+            else:
+                assert (ink[2 * k], ink[2 * k + 1]) == (cols[0], cols[-1]), (s, chr(c))
+
+        def inside(x, y, segs):
+            return any(segs >> i & 1 and box[4 * i] <= x - first < box[4 * i] + box[4 * i + 2]
+                       and box[4 * i + 1] <= y < box[4 * i + 1] + box[4 * i + 3] for i in range(7))
+
+        digits = "0123456789-"
+        for p in digits:
+            rows = [y for y, r in enumerate(cells[p]) if any(r)]
+            assert rows[-1] < 7 * s and (p != "8" or rows[0] == 0 and rows[-1] == 7 * s - 1)
+            for q in digits:
+                changed = lit[p] ^ lit[q]
+                for y in range(8 * s):
+                    for x in range(7 * s):
+                        if cells[p][y][x] != cells[q][y][x]:
+                            assert inside(x, y, changed), (s, p, q, x, y)
+        assert len(set(str(cells[c]) for c in "0123456789")) == 10
 
 
 def test_bdf_has_the_same_glyphs_for_displayio(font_ko):
