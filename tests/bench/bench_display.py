@@ -8,7 +8,8 @@
 #   presents_per_idle_minute       frames put on the glass (present() calls) per minute
 #                                  with nobody at the keys
 #   display_bytes_per_clock_tick   bytes sent to the panel per second of that (each second
-#                                  is one tick of the clocks), 240x135 RGB565
+#                                  is one tick of the clocks), 240x135 RGB565: pixels and
+#                                  each window's commands (11 bytes)
 #   alloc_bytes_per_idle_s         bytes allocated per second of that, the collector off
 #                                  (64-bit port: about twice a 32-bit board's)
 #   display_bytes_per_lp_key       bytes sent for the frame after each key of an LP entry
@@ -37,10 +38,10 @@ from common import BenchError, ROOT, metric, run_upy
 
 SIZES = ((240, 135, False), (128, 64, True))
 # The targets on 240x135: the bytes of an LP key's frame under 8 KB, a clock tick's a
-# kilobyte (the digits that changed), one present a second at idle, a few allocations at
-# most per second and per key (none in steady state), an LP key's frame in a tenth of the
-# framebuf calls a whole-frame repaint takes (164), no press lost, no step holding the loop
-# more than a few ms.
+# kilobyte (the segments of the digits that changed), one present a second at idle, a few
+# allocations at most per second and per key (none in steady state), an LP key's frame in
+# a tenth of the framebuf calls a whole-frame repaint takes (164), no press lost, no step
+# holding the loop more than a few ms.
 LP_KEY_BYTES = 8192
 TICK_BYTES = 1024
 PRESENTS_PER_MIN = 62

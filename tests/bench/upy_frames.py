@@ -21,6 +21,7 @@ START = {"t": 0, "ev": "round_start", "round": 1, "kind": "swiss", "limit_s": 27
          "cap_s": 1800, "extra_turns": 1, "seating": False}
 ENTRIES = (("a", "1", "0", "0", "ok"), ("a", "1", "0", "0", "sign", "ok"))
 TICKS = 20                      # clock ticks counted
+WINDOW_BYTES = 11               # an ST7789 window's commands: CASET, RASET, RAMWR, 8 bytes
 
 
 class CountingFB:
@@ -57,7 +58,8 @@ class CountingFB:
 
 class Panel:
     """The display: counts the bytes show(windows) sends, as the ST7789 driver (2 bytes a
-    pixel) or the ESP32 board's SSD1306 (a byte per column of each 8-row page) does."""
+    pixel, and a window's commands) or the ESP32 board's SSD1306 (a byte per column of
+    each 8-row page) does."""
 
     def __init__(self, mono):
         self.mono = mono
@@ -65,7 +67,8 @@ class Panel:
 
     def show(self, windows):
         for x, y, w, h in windows:
-            self.sent += w * ((y + h - 1) // 8 - y // 8 + 1) if self.mono else 2 * w * h
+            self.sent += w * ((y + h - 1) // 8 - y // 8 + 1) if self.mono else \
+                WINDOW_BYTES + 2 * w * h
 
 
 def median(xs):

@@ -49,6 +49,8 @@ TBL = 7
 W, H = 240, 135
 DELAY_FULL_MS = 75
 FULL_BYTES = W * H * 2
+WINDOW_BYTES = 11               # a window's commands (drivers/st7789.py): CASET, RASET and
+                                # RAMWR, and the 8 bytes of its columns and rows
 KEYMAP = {"A": ("a", "menu", None), "B": ("b", "turn", None), "X": ("up", None, "up_fast"),
           "Y": ("down", None, "down_fast"), "X+Y": ("back", "undo", None)}
 BURSTS = 3
@@ -90,7 +92,7 @@ class Panel:
         self.presents += 1
         n = 0
         for x, y, w, h in windows:
-            n += 2 * w * h
+            n += WINDOW_BYTES + 2 * w * h
         self.shows += len(windows)
         self.sent += n
 
