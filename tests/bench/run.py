@@ -14,7 +14,9 @@
 # (bench_sim.py), dashboard (bench_dashboard.py), faults (bench_faults.py), provision
 # (bench_provision.py), table_link (bench_table_link.py) and clients (bench_clients.py: MQTT
 # client libraries side by side, --repeat rounds each in one process of its own). Each runs
-# alone: run.py firmware; run.py round runs the link group's 2,000-table round starts alone.
+# alone, in a scratch folder of its own (a group's tables and desk store start empty):
+# run.py firmware; run.py round runs the link group's 2,000-table round starts alone (a
+# whole run, with no group named, leaves it out: the link group runs them).
 # A metric may carry a "note" (how it was measured, or why its value is null).
 import json
 import os
@@ -224,6 +226,7 @@ GROUPS = {
     "table_link": bench_table_link.bench_table_link,
     "work": bench_work.bench_work,
 }
+PARTS = ("round",)              # groups that are part of another: named, or not run
 
 
 def parse_args(argv):
@@ -240,7 +243,7 @@ def parse_args(argv):
     unknown = [g for g in groups if g not in GROUPS]
     if unknown or repeat < 1:
         raise ValueError("unknown group %s" % ", ".join(unknown) if unknown else "--repeat must be >= 1")
-    return repeat, groups or sorted(GROUPS)
+    return repeat, groups or sorted(g for g in GROUPS if g not in PARTS)
 
 
 def main(argv):
@@ -252,7 +255,8 @@ def main(argv):
     scratch = tempfile.mkdtemp(prefix="duelclock-bench-")
     try:
         for name in groups:
-            b = Bench(repeat, scratch)
+            os.mkdir(os.path.join(scratch, name))
+            b = Bench(repeat, os.path.join(scratch, name))
             try:
                 for m in GROUPS[name](b):
                     print(json.dumps(dict(m, group=name)), flush=True)
