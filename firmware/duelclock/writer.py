@@ -108,9 +108,12 @@ class Writer:
         self._boxes = {}                # scale -> the seven-segment face's SEG_BOX there
         # lit[code - 0x20]: the segments a clock character lights (0: none, drawn whole)
         self.lit = bytearray(_ASCII_LAST - _ASCII_FIRST + 1)
+        self._seg_scales = 0            # bit s: the clock face has scale s
         if digits is not None:
             for k, code in enumerate(digits.SEG_CHARS):
                 self.lit[code - _ASCII_FIRST] = digits.SEG_LIT[k]
+            for scale in digits.SEG_SCALES:
+                self._seg_scales |= 1 << scale
         self._src = [None, 0, 0, framebuf.MONO_HLSB, 0]    # a blit's source (rows, w, h,
                                                             # format, stride): filled per blit
         self._pal = {}
@@ -123,7 +126,7 @@ class Writer:
         first << 8 | last (0xffff: no ink); kinds[i] the glyph kind that draws it (_ASCII,
         or _DIGIT or SEG from font_digits). Made once a scale and face: text() and
         render_fb's retext read them per character."""
-        face = SEG if tight == CLOCK_FACE else _DIGIT
+        face = SEG if tight == CLOCK_FACE and self._seg_scales >> scale & 1 else _DIGIT
         got = self._cell.get(face << 8 | scale)
         if got is None:
             n = _ASCII_LAST - _ASCII_FIRST + 1
@@ -131,7 +134,7 @@ class Writer:
             kinds = bytearray(n)
             for i in range(n):
                 at = self._digit(_ASCII_FIRST + i, scale, face)
-                if at is None and face == SEG:
+                if at is None and face == SEG:      # a character the clock face lacks
                     at = self._digit(_ASCII_FIRST + i, scale, _DIGIT)
                 if at is not None:
                     rows, ink, k, kind = at
@@ -349,10 +352,12 @@ class Writer:
         """Render the 8x8 font's glyphs of `chars` (bytes, printable ASCII) at `scale` now
         and keep them for good, out of the cache that starts over: what every key's frame
         draws (an LP entry's sum), so a key makes none, after a menu as before it."""
+        if scale < 2:
+            return                      # the 8x8 font as it is: fb.text(), nothing made
         boxes, kinds = self.cells(scale)
         for o in chars:
             e = boxes[o - _ASCII_FIRST]
-            if scale > 1 and kinds[o - _ASCII_FIRST] == _ASCII and e != 0xffff:
+            if kinds[o - _ASCII_FIRST] == _ASCII and e != 0xffff:
                 w = (e & 0xff) - (e >> 8) + 1
                 bm = self._bitmap(_ASCII, o, scale, w, 8 * scale)     # made or cached
                 key = _ASCII << 26 | scale << 16 | o
