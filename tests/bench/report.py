@@ -32,6 +32,8 @@ GROUP_TITLES = (
     ("dashboard", "The dashboard"),
     ("faults", "Faults"),
     ("provision", "Provisioning the boards"),
+    ("table_link", "The table's MQTT link on the MicroPython unix port"),
+    ("round", "The desk link: the 2,000-table round starts alone"),
 )
 
 # "#   name [name...]   description" with the description going on in deeper-indented lines.
