@@ -30,7 +30,9 @@
 #                                  the frame after an LP key: the Python-level work a frame
 #                                  costs a board; 240x135 and 128x64
 #   fb_calls_per_clock_tick        the same for the frame after a clock tick
-#   display_bytes_per_..._128x64   bytes sent to the panel (128x64 mono) for those frames
+#   display_bytes_per_lp_key_128x64      bytes sent to the panel (128x64 mono: a byte per
+#                                        column of each 8-row page) for an LP key's frame
+#   display_bytes_per_clock_tick_128x64  the same for a clock tick's
 import json
 import os
 
