@@ -85,3 +85,31 @@ def test_show_without_windows_sends_the_whole_frame():
     panel.sent = 0
     d.show()
     assert panel.sent == W * H * 2 and panel.glass() == bytes(d.buf)
+
+
+def test_windows_of_sizes_sent_before_make_no_garbage():
+    # A clock tick sends a few small windows of the same sizes every second (its digits'
+    # segments): the second time, show() allocates nothing, and the glass still follows.
+    import gc
+
+    class Bus:                      # counts what it is sent, keeps nothing: no allocation
+        sent = 0
+
+        def write(self, b):
+            self.sent += len(b)
+    d, panel = _display()
+    bus = d.spi = Bus()
+    ticks = ([(40, 30, 26, 5), (70, 35, 5, 18)], [(70, 35, 5, 18), (40, 62, 26, 5)])
+    for windows in ticks:
+        d.show(windows)
+    for windows in ticks * 3:
+        gc.collect()
+        before = gc.mem_alloc()
+        d.show(windows)
+        assert gc.mem_alloc() - before == 0, windows
+    assert bus.sent > 0
+    d.spi = panel                   # and the windows still carry the frame
+    for k, windows in enumerate(ticks):
+        d.fb.fill_rect(40, 30, 40, 40, 0x1111 * (k + 1))
+        d.show([(40, 30, 40, 40)] + windows)
+        assert panel.glass() == bytes(d.buf)

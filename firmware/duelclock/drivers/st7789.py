@@ -30,6 +30,7 @@ _RAMWR = const(0x2c)
 _MADCTL = const(0x36)
 _COLMOD = const(0x3a)
 SCRATCH_BYTES = 8192            # a band of 17 full-width rows
+_BANDS = const(24)              # window sizes whose band objects are kept (see _band)
 
 
 class ST7789:
@@ -47,6 +48,7 @@ class ST7789:
         self.x0 = x0
         self.y0 = y0
         self.scratch = bytearray(SCRATCH_BYTES)
+        self._bands = {}
         self._caset = bytearray(4)
         self._raset = bytearray(4)
         self._command = bytearray(1)    # the command byte _cmd sends
@@ -80,17 +82,29 @@ class ST7789:
             self._window(0, 0, self.width, self.height)
             self._cmd(_RAMWR, self.buf)
             return
-        scratch = self.scratch
         for x, y, w, h in windows:
             rows = max(1, SCRATCH_BYTES // (2 * w))
             while h > 0:
                 n = min(rows, h)
-                band = framebuf.FrameBuffer(scratch, w, n, framebuf.RGB565)
-                band.blit(self.fb, -x, -y)
+                band = self._band(w, n)
+                band[0].blit(self.fb, -x, -y)
                 self._window(x, y, w, n)
-                self._cmd(_RAMWR, memoryview(scratch)[:2 * w * n])
+                self._cmd(_RAMWR, band[1])
                 y += n
                 h -= n
+
+    def _band(self, w, n):
+        """A w x n FrameBuffer on the scratch and the view of its bytes, made once a size:
+        a clock tick's windows come in a few sizes (its segments), so they make no garbage.
+        Past _BANDS sizes the cache starts over."""
+        key = w << 9 | n
+        band = self._bands.get(key)
+        if band is None:
+            if len(self._bands) >= _BANDS:
+                self._bands = {}
+            band = self._bands[key] = (framebuf.FrameBuffer(self.scratch, w, n, framebuf.RGB565),
+                                       memoryview(self.scratch)[:2 * w * n])
+        return band
 
     def _window(self, x, y, w, h):
         _span(self._caset, self.x0 + x, w)
