@@ -207,8 +207,12 @@ class FbRenderer:
         """The field's ops are made: its unused slots emptied. False when they did not fit
         (the next plan then sends the whole screen)."""
         fit = self._slots is not None
+        ops = self.ops
         while fit and self.n < field[1]:
-            self._op(_NOWHERE, 0, 0, 0, 0, 0, 0, 0)
+            if ops[self.n * _OP] == _NOWHERE:   # empty already (an empty op touches no
+                self.n += 1                     # window, whatever its other ints)
+            else:
+                self._op(_NOWHERE, 0, 0, 0, 0, 0, 0, 0)
         self._slots = None
         self._runs = None
         self.n = self._at
