@@ -204,13 +204,20 @@ def digit_cells(ttf, scale):
         px = img.load()
         cols = [c for c in range(w) if any(px[c, y] for y in range(h))]
         ink += bytes((cols[0], cols[-1])) if cols else b"\xff\xff"
-        for y in range(h):
-            v = 0
-            for c in range(w):
-                v = v << 1 | (1 if px[c, y] else 0)
-            v <<= (-w) % 8
-            rows += v.to_bytes((w + 7) // 8, "big")
+        rows += _cell_rows(w, h, lambda x, y: px[x, y])
     return bytes(rows), bytes(ink)
+
+
+def _cell_rows(w, h, on):
+    """A w x h cell's rows, (w + 7) // 8 bytes each, MSB = leftmost: pixel (x, y) set
+    where on(x, y) is true."""
+    rows = bytearray()
+    for y in range(h):
+        v = 0
+        for x in range(w):
+            v = v << 1 | (1 if on(x, y) else 0)
+        rows += (v << ((-w) % 8)).to_bytes((w + 7) // 8, "big")
+    return rows
 
 
 def _segments(scale):
@@ -278,11 +285,7 @@ def seg_cells(scale):
             on = set((x, y) for y in range(h) for x in range(w) if shapes[ch](x, y))
             cols = [x for x, y in on]
             ink += bytes((min(cols), max(cols)))
-        for y in range(h):
-            v = 0
-            for x in range(w):
-                v = v << 1 | ((x, y) in on)
-            rows += (v << ((-w) % 8)).to_bytes((w + 7) // 8, "big")
+        rows += _cell_rows(w, h, lambda x, y: (x, y) in on)
     return bytes(rows), bytes(ink), bytes(boxes)
 
 
